@@ -1,0 +1,48 @@
+# Every package is tested in an environment of its own (.venvs/<name>), holding that package,
+# its framework at the pinned release, and the dev tools: crewai and openai-agents cannot share one.
+PY ?= python3
+UV := $(PY) -m uv
+export UV_PREVIEW_FEATURES := package-conflicts
+
+PACKAGES := core langgraph openai claude crewai
+dist_core := convostore
+dist_langgraph := convostore-langgraph
+dist_openai := convostore-openai
+dist_claude := convostore-claude
+dist_crewai := convostore-crewai
+src_core := packages/core/src
+src_langgraph := packages/langgraph-adapter/src
+src_openai := packages/openai-session/src
+src_claude := packages/claude-session/src
+src_crewai := packages/crewai-glue/src
+
+
+.PHONY: uv install demo test lint typecheck bench $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+
+install: $(addprefix install-,$(PACKAGES))
+
+uv:
+	@$(UV) --version >/dev/null 2>&1 || $(PY) -m pip install -q "uv==0.13.9"
+
+$(addprefix install-,$(PACKAGES)): install-%: uv
+	@UV_PROJECT_ENVIRONMENT=.venvs/$* $(UV) sync -q --package $(dist_$*) --group dev
+
+demo: install-core
+	.venvs/core/bin/python examples/quickstart.py
+
+lint: install-core
+	.venvs/core/bin/ruff check .
+	.venvs/core/bin/ruff format --check .
+
+$(addprefix typecheck-,$(PACKAGES)): typecheck-%: install-%
+	@[ -z "$$(ls $(src_$*)/*/*.py 2>/dev/null | grep -v __init__)" ] || .venvs/$*/bin/mypy --strict $(src_$*)
+
+typecheck: $(addprefix typecheck-,$(PACKAGES))
+
+$(addprefix test-,$(PACKAGES)): test-%: install-%
+	@if [ -d tests/$* ]; then .venvs/$*/bin/pytest tests/$* -q -p no:cacheprovider; fi
+
+test: lint typecheck $(addprefix test-,$(PACKAGES))
+
+bench: install-core
+	.venvs/core/bin/python benchmarks/core_bench.py

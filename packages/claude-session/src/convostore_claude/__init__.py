@@ -1,0 +1,1 @@
+"""A Claude Agent SDK SessionStore on convostore."""

@@ -1,0 +1,136 @@
+"""Argument checks and JSON encoding: every rule here runs before anything is written."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import MemoryValidationError
+from .models import ROLES, Order, Role
+
+MB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The store's limits; the defaults are the reference's."""
+
+    max_id_bytes: int = 256
+    max_content_bytes: int = 50 * MB
+    max_metadata_bytes: int = 50 * MB
+    max_messages_per_conversation: int = 10_000
+    max_page_size: int = 100
+
+
+def check_id(name: str, value: object, limits: Limits) -> str:
+    """An id is a non-empty str of at most ``max_id_bytes`` UTF-8 bytes without NUL."""
+    if not isinstance(value, str):
+        raise MemoryValidationError(f"{name} must be a str, got {type(value).__name__}")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise MemoryValidationError(f"{name} is not valid UTF-8 (lone surrogate)") from None
+    if not 1 <= size <= limits.max_id_bytes:
+        raise MemoryValidationError(
+            f"{name} must be 1 to {limits.max_id_bytes} bytes of UTF-8, got {size} bytes"
+        )
+    if "\x00" in value:
+        raise MemoryValidationError(f"{name} must not contain NUL characters")
+    return value
+
+
+def check_optional_id(name: str, value: object, limits: Limits) -> str | None:
+    return None if value is None else check_id(name, value, limits)
+
+
+def check_role(value: object, name: str = "role") -> Role:
+    if value not in ROLES:
+        raise MemoryValidationError(f"{name} must be one of {', '.join(ROLES)}; got {value!r}")
+    return value
+
+
+def check_limit(value: object, limits: Limits) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MemoryValidationError(f"limit must be an int, got {type(value).__name__}")
+    if not 1 <= value <= limits.max_page_size:
+        raise MemoryValidationError(
+            f"limit must be between 1 and {limits.max_page_size}, got {value}"
+        )
+    return value
+
+
+def check_order(value: object) -> Order:
+    if value not in ("asc", "desc"):
+        raise MemoryValidationError(f"order must be 'asc' or 'desc', got {value!r}")
+    return value
+
+
+def check_cursors(after: object, before: object) -> None:
+    if after is not None and before is not None:
+        raise MemoryValidationError("after and before are mutually exclusive; pass one of them")
+
+
+def _check_json(value: Any, path: str, depth: int = 0) -> None:
+    """Refuse what JSON would alter or cannot hold: NaN, non-str keys, sets, objects."""
+    if depth > 900:
+        raise MemoryValidationError(f"{path}: nested deeper than 900 levels")
+    if value is None or isinstance(value, (str, bool, int)):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise MemoryValidationError(f"{path}: {value} is not valid JSON (NaN and Infinity)")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise MemoryValidationError(
+                    f"{path}: keys must be str, got {type(key).__name__} {key!r}"
+                )
+            _check_json(item, f"{path}[{key!r}]", depth + 1)
+        return
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _check_json(item, f"{path}[{index}]", depth + 1)
+        return
+    raise MemoryValidationError(f"{path}: {type(value).__name__} is not JSON-serializable")
+
+
+def encode_json(name: str, value: Any, max_bytes: int) -> str:
+    """Serialize ``value`` exactly (``json.loads`` gives it back deep-equal) within ``max_bytes``."""
+    _check_json(value, name)
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:  # lone surrogates: keep them as \\u escapes
+        text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+        size = len(text)
+    except (ValueError, RecursionError) as exc:
+        raise MemoryValidationError(f"{name}: not serializable as JSON ({exc})") from None
+    if size > max_bytes:
+        raise MemoryValidationError(
+            f"{name} is {size} bytes serialized; the limit is {max_bytes} bytes"
+        )
+    return text
+
+
+def encode_content(value: object, limits: Limits, name: str = "content") -> str:
+    if not isinstance(value, (str, list, tuple, dict)):
+        raise MemoryValidationError(
+            f"{name} must be a str, a list or a dict, got {type(value).__name__}"
+        )
+    return encode_json(name, value, limits.max_content_bytes)
+
+
+def encode_metadata(value: object, limits: Limits, name: str = "metadata") -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise MemoryValidationError(f"{name} must be a dict, got {type(value).__name__}")
+    return encode_json(name, dict(value), limits.max_metadata_bytes)
+
+
+def decode_json(text: str | None) -> Any:
+    return None if text is None else json.loads(text)

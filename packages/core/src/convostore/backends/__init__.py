@@ -1,0 +1,46 @@
+"""Storage backends: SQL and connections live here, business rules in the store."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+from ..errors import MemoryValidationError
+from .base import Backend, ConversationRow, MessageRow, Tx
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
+__all__ = ["Backend", "ConversationRow", "MessageRow", "Tx", "open_backend"]
+
+DEFAULT_URL = "sqlite:///convostore.db"
+
+
+def open_backend(url: str, pool: ConnectionPool[Any] | None = None) -> Backend:
+    """Open the backend a URL names: ``sqlite:///file.db``, ``postgresql://...``, ``memory://``."""
+    if pool is not None:
+        from .postgres import PostgresBackend
+
+        return PostgresBackend(pool=pool)
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme == "memory":
+        from .sqlite import SqliteBackend
+
+        return SqliteBackend(":memory:")
+    if scheme == "sqlite":
+        from .sqlite import SqliteBackend
+
+        path = url.split("://", 1)[1].split("?", 1)[0]
+        path = path[1:] if path.startswith("/") else path  # sqlite:///rel.db, sqlite:////abs.db
+        if not path:
+            raise MemoryValidationError(f"url {url!r} names no file; use sqlite:///path/to/file.db")
+        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        return SqliteBackend(path, synchronous=query.get("synchronous", "NORMAL"))
+    if scheme in ("postgresql", "postgres") or scheme.startswith("postgresql+"):
+        from .postgres import PostgresBackend
+
+        return PostgresBackend(url=url.replace(scheme + "://", "postgresql://", 1))
+    raise MemoryValidationError(
+        f"url scheme {scheme!r} is not supported; use sqlite:///file.db, postgresql://... or memory://"
+    )

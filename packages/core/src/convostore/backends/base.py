@@ -1,0 +1,252 @@
+"""What a backend offers the store, and the SQL both databases share."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NamedTuple, TypeVar
+
+T = TypeVar("T")
+
+
+class ConversationRow(NamedTuple):
+    id: str
+    user_id: str | None
+    created_at: int
+    last_message_at: int
+    message_count: int
+    next_seq: int
+    metadata: str | None
+
+
+class MessageRow(NamedTuple):
+    seq: int
+    id: str
+    role: str
+    content: str
+    metadata: str | None
+    created_at: int
+    updated_at: int | None
+
+
+_CONV = "id, user_id, created_at, last_message_at, message_count, next_seq, metadata"
+_MSG = "seq, id, role, content, metadata, created_at, updated_at"
+
+MIGRATIONS: list[list[str]] = [
+    [
+        """CREATE TABLE convostore_conversations (
+            id TEXT {collate} PRIMARY KEY,
+            user_id TEXT {collate},
+            created_at BIGINT NOT NULL,
+            last_message_at BIGINT NOT NULL,
+            message_count INTEGER NOT NULL,
+            next_seq BIGINT NOT NULL,
+            metadata TEXT
+        )""",
+        "CREATE INDEX convostore_conversations_by_user"
+        " ON convostore_conversations (user_id, last_message_at, id)",
+        "CREATE INDEX convostore_conversations_by_time"
+        " ON convostore_conversations (last_message_at, id)",
+        """CREATE TABLE convostore_messages (
+            conversation_id TEXT {collate} NOT NULL,
+            seq BIGINT NOT NULL,
+            id TEXT {collate} NOT NULL,
+            role TEXT NOT NULL,
+            content TEXT NOT NULL,
+            metadata TEXT,
+            created_at BIGINT NOT NULL,
+            updated_at BIGINT,
+            PRIMARY KEY (conversation_id, seq)
+        )""",
+        "CREATE UNIQUE INDEX convostore_messages_by_id ON convostore_messages (conversation_id, id)",
+    ],
+]
+
+
+class Tx(ABC):
+    """One transaction's statements. Written with ``?`` placeholders; subclasses adapt."""
+
+    lock_suffix = ""  # " FOR UPDATE" where rows must be locked explicitly
+
+    @abstractmethod
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run one statement and return its rows (empty when it returns none)."""
+
+    @abstractmethod
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Run one statement for each row of parameters."""
+
+    def lock_schema(self, component: str) -> None:  # noqa: B027 - optional hook
+        """Keep concurrent migrators of ``component`` apart (SQLite's write lock already does)."""
+
+    def migrate(self, component: str, steps: Sequence[Sequence[str]]) -> None:
+        self.lock_schema(component)
+        self.execute(
+            "CREATE TABLE IF NOT EXISTS convostore_schema"
+            " (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+        )
+        rows = self.execute(
+            "SELECT version FROM convostore_schema WHERE component = ?", [component]
+        )
+        version = rows[0][0] if rows else 0
+        for number, step in enumerate(steps[version:], start=version + 1):
+            for statement in step:
+                self.execute(statement)
+            self.execute(
+                "INSERT INTO convostore_schema (component, version) VALUES (?, ?)"
+                " ON CONFLICT (component) DO UPDATE SET version = excluded.version",
+                [component, number],
+            )
+
+    def conversation(self, cid: str, *, lock: bool = False) -> ConversationRow | None:
+        suffix = self.lock_suffix if lock else ""
+        rows = self.execute(
+            f"SELECT {_CONV} FROM convostore_conversations WHERE id = ?{suffix}", [cid]
+        )
+        return ConversationRow(*rows[0]) if rows else None
+
+    def create_conversation(
+        self, cid: str, user_id: str | None, now: int, metadata: str | None
+    ) -> ConversationRow | None:
+        """Insert a conversation; None if it already exists (a concurrent writer won)."""
+        rows = self.execute(
+            "INSERT INTO convostore_conversations"
+            f" ({_CONV}) VALUES (?, ?, ?, ?, 0, 1, ?) ON CONFLICT (id) DO NOTHING RETURNING {_CONV}",
+            [cid, user_id, now, now, metadata],
+        )
+        return ConversationRow(*rows[0]) if rows else None
+
+    def save_conversation(self, row: ConversationRow) -> None:
+        self.execute(
+            "UPDATE convostore_conversations SET user_id = ?, last_message_at = ?,"
+            " message_count = ?, next_seq = ?, metadata = ? WHERE id = ?",
+            [
+                row.user_id,
+                row.last_message_at,
+                row.message_count,
+                row.next_seq,
+                row.metadata,
+                row.id,
+            ],
+        )
+
+    def delete_conversation(self, cid: str) -> None:
+        self.execute("DELETE FROM convostore_messages WHERE conversation_id = ?", [cid])
+        self.execute("DELETE FROM convostore_conversations WHERE id = ?", [cid])
+
+    def delete_user(self, user_id: str) -> int:
+        """Delete every conversation of ``user_id`` and its messages; return how many."""
+        self.execute(
+            "DELETE FROM convostore_messages WHERE conversation_id IN"
+            " (SELECT id FROM convostore_conversations WHERE user_id = ?)",
+            [user_id],
+        )
+        return len(
+            self.execute(
+                "DELETE FROM convostore_conversations WHERE user_id = ? RETURNING id", [user_id]
+            )
+        )
+
+    def page_conversations(
+        self, user_id: str | None, bound: tuple[int, str] | None, descending: bool, limit: int
+    ) -> list[ConversationRow]:
+        """Up to ``limit`` conversations strictly past ``bound``, walking in one direction."""
+        where: list[str] = []
+        params: list[Any] = []
+        if user_id is not None:
+            where.append("user_id = ?")
+            params.append(user_id)
+        if bound is not None:
+            op = "<" if descending else ">"
+            where.append(f"(last_message_at {op} ? OR (last_message_at = ? AND id {op} ?))")
+            params += [bound[0], bound[0], bound[1]]
+        direction = "DESC" if descending else "ASC"
+        sql = (
+            f"SELECT {_CONV} FROM convostore_conversations"
+            + (f" WHERE {' AND '.join(where)}" if where else "")
+            + f" ORDER BY last_message_at {direction}, id {direction} LIMIT ?"
+        )
+        return [ConversationRow(*r) for r in self.execute(sql, [*params, limit])]
+
+    def insert_messages(self, cid: str, rows: Sequence[MessageRow]) -> None:
+        self.executemany(
+            f"INSERT INTO convostore_messages (conversation_id, {_MSG}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(cid, *row) for row in rows],
+        )
+
+    def messages_by_id(self, cid: str, ids: Sequence[str]) -> dict[str, MessageRow]:
+        if not ids:
+            return {}
+        marks = ", ".join("?" for _ in ids)
+        rows = self.execute(
+            f"SELECT {_MSG} FROM convostore_messages WHERE conversation_id = ? AND id IN ({marks})",
+            [cid, *ids],
+        )
+        return {r[1]: MessageRow(*r) for r in rows}
+
+    def message(self, cid: str, mid: str) -> MessageRow | None:
+        return self.messages_by_id(cid, [mid]).get(mid)
+
+    def seq_of(self, cid: str, mid: str) -> int | None:
+        rows = self.execute(
+            "SELECT seq FROM convostore_messages WHERE conversation_id = ? AND id = ?", [cid, mid]
+        )
+        return int(rows[0][0]) if rows else None
+
+    def page_messages(
+        self,
+        cid: str,
+        *,
+        after_seq: int | None,
+        before_seq: int | None,
+        newest_first: bool,
+        limit: int,
+    ) -> list[MessageRow]:
+        """``limit`` messages nearest the cursor (or the oldest/newest), in the walk's order."""
+        sql = f"SELECT {_MSG} FROM convostore_messages WHERE conversation_id = ?"
+        params: list[Any] = [cid]
+        if after_seq is not None:
+            sql += " AND seq > ?"
+            params.append(after_seq)
+        elif before_seq is not None:
+            sql += " AND seq < ?"
+            params.append(before_seq)
+        sql += f" ORDER BY seq {'DESC' if newest_first else 'ASC'} LIMIT ?"
+        return [MessageRow(*r) for r in self.execute(sql, [*params, limit])]
+
+    def update_message(self, cid: str, row: MessageRow) -> None:
+        self.execute(
+            "UPDATE convostore_messages SET content = ?, metadata = ?, updated_at = ?"
+            " WHERE conversation_id = ? AND id = ?",
+            [row.content, row.metadata, row.updated_at, cid, row.id],
+        )
+
+    def delete_message(self, cid: str, mid: str) -> bool:
+        rows = self.execute(
+            "DELETE FROM convostore_messages WHERE conversation_id = ? AND id = ? RETURNING seq",
+            [cid, mid],
+        )
+        return bool(rows)
+
+    def clear_messages(self, cid: str) -> None:
+        self.execute("DELETE FROM convostore_messages WHERE conversation_id = ?", [cid])
+
+
+class Backend(ABC):
+    """A database: runs a function inside a transaction, retrying what the database may refuse."""
+
+    @abstractmethod
+    def write(self, fn: Callable[[Tx], T]) -> T:
+        """Run ``fn`` in a write transaction that serializes with other writers; commit on return."""
+
+    @abstractmethod
+    def read(self, fn: Callable[[Tx], T]) -> T:
+        """Run ``fn`` in a read-only transaction (one consistent snapshot)."""
+
+    def migrate(self, component: str, steps: Sequence[Sequence[str]]) -> None:
+        """Bring ``component``'s tables to version ``len(steps)`` in one transaction."""
+        self.write(lambda tx: tx.migrate(component, steps))
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections; the backend cannot be used afterwards."""

@@ -1,0 +1,106 @@
+"""The embedded default: one SQLite file (or a private in-memory database), stdlib sqlite3."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from ..errors import ConvostoreError, MemoryValidationError, StorageError
+from .base import MIGRATIONS, Backend, T, Tx
+
+_BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+class SqliteTx(Tx):
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self.conn.execute(sql, params).fetchall()
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        self.conn.executemany(sql, rows)
+
+
+class SqliteBackend(Backend):
+    """WAL, ``synchronous=NORMAL`` unless asked for ``FULL``, ``BEGIN IMMEDIATE`` writes.
+
+    One connection per store, used by one thread at a time; several processes share the file,
+    serialized by SQLite's write lock, and a busy database is waited for, never reported.
+    """
+
+    def __init__(self, path: str, *, synchronous: str = "NORMAL", timeout: float = 60.0) -> None:
+        if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+            raise MemoryValidationError(
+                f"synchronous must be OFF, NORMAL, FULL or EXTRA, got {synchronous!r}"
+            )
+        self.path = path
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = self._retry(
+            lambda: self._connect(synchronous.upper())
+        )
+        self.migrate("core", [[s.format(collate="") for s in step] for step in MIGRATIONS])
+
+    def _connect(self, synchronous: str) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, timeout=self.timeout
+        )
+        try:
+            if self.path != ":memory:":
+                conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={synchronous}")
+            conn.execute(f"PRAGMA busy_timeout={int(self.timeout * 1000)}")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _retry(self, fn: Callable[[], T]) -> T:
+        """Run ``fn``, retrying while SQLite reports the database busy, up to ``timeout``."""
+        deadline = time.monotonic() + self.timeout
+        delay = 0.001
+        while True:
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode & 0xFF not in _BUSY or time.monotonic() > deadline:
+                    raise StorageError(f"SQLite error on {self.path}: {exc}") from exc
+            except sqlite3.Error as exc:
+                raise StorageError(f"SQLite error on {self.path}: {exc}") from exc
+            time.sleep(delay * (1 + random.random()))
+            delay = min(delay * 2, 0.1)
+
+    def _transaction(self, begin: str, fn: Callable[[Tx], T]) -> T:
+        def attempt(conn: sqlite3.Connection) -> T:
+            conn.execute(begin)
+            try:
+                result = fn(SqliteTx(conn))
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            return result
+
+        with self._lock:
+            conn = self._conn
+            if conn is None:
+                raise ConvostoreError("the store is closed")
+            return self._retry(lambda: attempt(conn))
+
+    def write(self, fn: Callable[[Tx], T]) -> T:
+        return self._transaction("BEGIN IMMEDIATE", fn)
+
+    def read(self, fn: Callable[[Tx], T]) -> T:
+        return self._transaction("BEGIN", fn)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

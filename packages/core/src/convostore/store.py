@@ -1,0 +1,591 @@
+"""``ConversationStore`` (blocking) and ``AsyncConversationStore`` over one engine.
+
+Every business rule (validation, limits, ids, cursors, ownership, merge, quota) is written here
+once; the backends run SQL, and the async facade runs these same methods on worker threads.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import importlib
+import json
+import os
+import secrets
+import time
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from types import ModuleType, TracebackType
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypedDict, TypeVar
+
+import anyio.to_thread
+
+from . import convert
+from ._validate import (
+    Limits,
+    check_cursors,
+    check_id,
+    check_limit,
+    check_optional_id,
+    check_order,
+    check_role,
+    decode_json,
+    encode_content,
+    encode_metadata,
+)
+from .backends import DEFAULT_URL, Backend, ConversationRow, MessageRow, Tx, open_backend
+from .errors import (
+    ConversationOwnershipError,
+    MemoryQuotaExceededError,
+    MemoryValidationError,
+    MessageIdConflictError,
+    MessageNotFoundError,
+)
+from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class MessageInput(TypedDict, total=False):
+    """One message of an ``append_messages`` batch; ``role`` and ``content`` are required."""
+
+    role: Role
+    content: Any
+    metadata: dict[str, Any] | None
+    message_id: str | None
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def new_message_id(now: int) -> str:
+    """``msg_`` + 12 hex digits of milliseconds + 20 random hex digits: sortable by time, unique."""
+    return f"msg_{now:012x}{secrets.token_hex(10)}"
+
+
+def _message(row: MessageRow) -> Message:
+    return Message.model_construct(
+        message_id=row.id,
+        role=row.role,
+        content=json.loads(row.content),
+        created_at=row.created_at,
+        metadata=decode_json(row.metadata),
+        updated_at=row.updated_at,
+    )
+
+
+def _meta(row: ConversationRow) -> ConversationMeta:
+    return ConversationMeta.model_construct(
+        conversation_id=row.id,
+        created_at=row.created_at,
+        last_message_at=row.last_message_at,
+        message_count=row.message_count,
+        metadata=decode_json(row.metadata),
+        user_id=row.user_id,
+    )
+
+
+def _encode_cursor(row: ConversationRow) -> str:
+    raw = json.dumps([row.last_message_at, row.id], ensure_ascii=False).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(name: str, cursor: str) -> tuple[int, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        at, cid = json.loads(raw)
+        if isinstance(at, int) and isinstance(cid, str):
+            return at, cid
+    except (ValueError, TypeError):
+        pass
+    raise MemoryValidationError(
+        f"{name}: {cursor!r} is not a cursor returned by list_conversations"
+    )
+
+
+def _adapter(module: str, dist: str, feature: str) -> ModuleType:
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        raise ImportError(f"{feature} needs the {dist} package: pip install {dist}") from exc
+
+
+class _Views:
+    """What both facades offer beyond storage: converters and framework entry points."""
+
+    to_anthropic_messages = staticmethod(convert.to_anthropic_messages)
+    to_anthropic_system = staticmethod(convert.to_anthropic_system)
+    to_openai_input = staticmethod(convert.to_openai_input)
+
+    def openai_session(self, conversation_id: str, *, max_items: int | None = None) -> Any:
+        """An OpenAI Agents ``Session`` over a conversation (``pip install convostore-openai``)."""
+        module = _adapter("convostore_openai", "convostore-openai", "openai_session")
+        return module.ConvostoreSession(conversation_id, store=self, max_items=max_items)
+
+    def claude_session_store(self, **options: Any) -> Any:
+        """A Claude Agent SDK ``SessionStore`` (``pip install convostore-claude``)."""
+        module = _adapter("convostore_claude", "convostore-claude", "claude_session_store")
+        return module.ConvostoreSessionStore(store=self, **options)
+
+
+class ConversationStore(_Views):
+    """A conversation store. ``ConversationStore()`` opens the SQLite default.
+
+    ``url`` is ``sqlite:///file.db`` (default ``$CONVOSTORE_URL`` or ``convostore.db`` in the
+    working directory), ``postgresql://...`` or ``memory://``; ``pool`` is an open
+    ``psycopg_pool.ConnectionPool`` to use instead of a URL.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        pool: ConnectionPool[Any] | None = None,
+        limits: Limits | None = None,
+        clock: Callable[[], int] = now_ms,
+    ) -> None:
+        self.url = url or os.environ.get("CONVOSTORE_URL") or DEFAULT_URL
+        self.limits = limits or Limits()
+        self.clock = clock
+        self.backend: Backend = open_backend(self.url, pool)
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the database connections."""
+        self.backend.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- messages --------------------------------------------------------------------------
+
+    def append_message(
+        self,
+        *,
+        conversation_id: str,
+        role: Role,
+        content: Any,
+        metadata: dict[str, Any] | None = None,
+        user_id: str | None = None,
+        message_id: str | None = None,
+    ) -> str:
+        """Append a message, creating the conversation if needed; return its ``msg_`` id.
+
+        A ``message_id`` you supply makes retries idempotent: the same id with the same message
+        is stored once; with a different message it raises ``MessageIdConflictError``.
+        """
+        message: MessageInput = {"role": role, "content": content, "metadata": metadata}
+        if message_id is not None:
+            message["message_id"] = message_id
+        return self.append_messages(
+            conversation_id=conversation_id, messages=[message], user_id=user_id
+        )[0]
+
+    def append_messages(
+        self,
+        *,
+        conversation_id: str,
+        messages: Sequence[MessageInput],
+        user_id: str | None = None,
+    ) -> list[str]:
+        """Append several messages in one transaction: all are stored, or none."""
+        limits = self.limits
+        cid = check_id("conversation_id", conversation_id, limits)
+        uid = check_optional_id("user_id", user_id, limits)
+        if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+            raise MemoryValidationError("messages must be a list of message dicts")
+        if not messages:
+            return []
+        now = self.clock()
+        single = len(messages) == 1
+        prepared = [
+            self._prepare(item, now, "" if single else f"messages[{i}].")
+            for i, item in enumerate(messages)
+        ]
+        ids = [m.id for m in prepared]
+        if len(set(ids)) != len(ids):
+            raise MemoryValidationError(
+                "messages: two messages of one batch have the same message_id"
+            )
+        supplied = [
+            m.id for m, item in zip(prepared, messages, strict=True) if item.get("message_id")
+        ]
+
+        def write(tx: Tx) -> list[str]:
+            row = self._lock_or_create(tx, cid, uid, now)
+            existing = tx.messages_by_id(cid, supplied)
+            new: list[MessageRow] = []
+            for m in prepared:
+                old = existing.get(m.id)
+                if old is None:
+                    new.append(m._replace(seq=row.next_seq + len(new)))
+                elif (old.role, old.content, old.metadata) != (m.role, m.content, m.metadata):
+                    raise MessageIdConflictError(
+                        f"message_id {m.id!r} is already used in conversation {cid!r}"
+                        " by a different message"
+                    )
+            if not new:
+                return ids
+            quota = limits.max_messages_per_conversation
+            if row.message_count + len(new) > quota:
+                raise MemoryQuotaExceededError(
+                    f"conversation_id {cid!r} holds {row.message_count} messages; appending"
+                    f" {len(new)} would pass the limit of {quota} messages per conversation"
+                )
+            tx.insert_messages(cid, new)
+            tx.save_conversation(
+                row._replace(
+                    user_id=row.user_id or uid,
+                    last_message_at=max(row.last_message_at, now),
+                    message_count=row.message_count + len(new),
+                    next_seq=row.next_seq + len(new),
+                )
+            )
+            return ids
+
+        return self.backend.write(write)
+
+    def _prepare(self, item: object, now: int, label: str) -> MessageRow:
+        """Validate and serialize one message; ``label`` prefixes argument names in errors."""
+        if not isinstance(item, Mapping):
+            raise MemoryValidationError(
+                f"{label or 'message'} must be a dict, got {type(item).__name__}"
+            )
+        unknown = set(item) - {"role", "content", "metadata", "message_id"}
+        if unknown:
+            raise MemoryValidationError(f"{label}keys {sorted(unknown)} are not message fields")
+        if "content" not in item:
+            raise MemoryValidationError(f"{label}content is required")
+        limits = self.limits
+        mid = check_optional_id(f"{label}message_id", item.get("message_id"), limits)
+        return MessageRow(
+            seq=0,
+            id=mid or new_message_id(now),
+            role=check_role(item.get("role"), f"{label}role"),
+            content=encode_content(item["content"], limits, f"{label}content"),
+            metadata=encode_metadata(item.get("metadata"), limits, f"{label}metadata"),
+            created_at=now,
+            updated_at=None,
+        )
+
+    def _lock_or_create(
+        self, tx: Tx, cid: str, user_id: str | None, now: int, metadata: str | None = None
+    ) -> ConversationRow:
+        """Lock the conversation's row, creating it first if needed; enforce its owner."""
+        row = (
+            tx.conversation(cid, lock=True)
+            or tx.create_conversation(cid, user_id, now, metadata)
+            or tx.conversation(cid, lock=True)
+        )
+        assert row is not None  # created, or created by a concurrent writer
+        if user_id is not None and row.user_id is not None and row.user_id != user_id:
+            raise ConversationOwnershipError(
+                f"conversation_id {cid!r} belongs to another user than user_id {user_id!r}"
+            )
+        return row
+
+    def get_messages(
+        self,
+        *,
+        conversation_id: str,
+        limit: int = 20,
+        order: Order = "asc",
+        after: str | None = None,
+        before: str | None = None,
+    ) -> list[Message]:
+        """A page of messages; ``[]`` if the conversation does not exist.
+
+        ``after`` / ``before`` (message ids) select that side of the message in chronological
+        order, and the page holds the ``limit`` messages nearest it; without a cursor, ``asc``
+        gives the oldest ``limit`` and ``desc`` the newest. ``order`` sorts the page.
+        """
+        limits = self.limits
+        cid = check_id("conversation_id", conversation_id, limits)
+        check_limit(limit, limits)
+        check_order(order)
+        check_cursors(after, before)
+        check_optional_id("after", after, limits)
+        check_optional_id("before", before, limits)
+
+        # Walk away from the cursor (or from the requested end); `order` only sorts the page.
+        newest_first = before is not None or (after is None and order == "desc")
+
+        def read(tx: Tx) -> list[MessageRow]:
+            after_seq = before_seq = None
+            for name, cursor in (("after", after), ("before", before)):
+                if cursor is not None:
+                    seq = tx.seq_of(cid, cursor)
+                    if seq is None:
+                        raise MemoryValidationError(
+                            f"{name}: no message {cursor!r} in conversation {cid!r}"
+                        )
+                    after_seq, before_seq = (seq, None) if name == "after" else (None, seq)
+            return tx.page_messages(
+                cid,
+                after_seq=after_seq,
+                before_seq=before_seq,
+                newest_first=newest_first,
+                limit=limit,
+            )
+
+        rows = self.backend.read(read)
+        if newest_first != (order == "desc"):
+            rows.reverse()
+        return [_message(r) for r in rows]
+
+    def get_message(self, *, conversation_id: str, message_id: str) -> Message | None:
+        """One message by id, or None."""
+        cid = check_id("conversation_id", conversation_id, self.limits)
+        mid = check_id("message_id", message_id, self.limits)
+        row = self.backend.read(lambda tx: tx.message(cid, mid))
+        return None if row is None else _message(row)
+
+    def update_message(
+        self,
+        *,
+        conversation_id: str,
+        message_id: str,
+        content: Any = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Message:
+        """Overwrite a message's content and/or metadata (metadata is replaced, not merged)."""
+        limits = self.limits
+        cid = check_id("conversation_id", conversation_id, limits)
+        mid = check_id("message_id", message_id, limits)
+        if content is None and metadata is None:
+            raise MemoryValidationError("update_message needs content, metadata or both")
+        new_content = None if content is None else encode_content(content, limits)
+        new_metadata = encode_metadata(metadata, limits)
+        now = self.clock()
+
+        def write(tx: Tx) -> MessageRow:
+            tx.conversation(cid, lock=True)
+            row = tx.message(cid, mid)
+            if row is None:
+                raise MessageNotFoundError(f"message_id {mid!r} not found in conversation {cid!r}")
+            row = row._replace(
+                content=row.content if new_content is None else new_content,
+                metadata=row.metadata if metadata is None else new_metadata,
+                updated_at=max(now, row.created_at),
+            )
+            tx.update_message(cid, row)
+            return row
+
+        return _message(self.backend.write(write))
+
+    def delete_message(self, *, conversation_id: str, message_id: str) -> None:
+        """Delete one message; deleting a missing message does nothing."""
+        cid = check_id("conversation_id", conversation_id, self.limits)
+        mid = check_id("message_id", message_id, self.limits)
+
+        def write(tx: Tx) -> None:
+            row = tx.conversation(cid, lock=True)
+            if row is not None and tx.delete_message(cid, mid):
+                tx.save_conversation(row._replace(message_count=row.message_count - 1))
+
+        self.backend.write(write)
+
+    def clear_messages(self, *, conversation_id: str) -> None:
+        """Delete every message of the conversation; its metadata stays."""
+        cid = check_id("conversation_id", conversation_id, self.limits)
+
+        def write(tx: Tx) -> None:
+            row = tx.conversation(cid, lock=True)
+            if row is not None:
+                tx.clear_messages(cid)
+                tx.save_conversation(row._replace(message_count=0))
+
+        self.backend.write(write)
+
+    # -- conversations ---------------------------------------------------------------------
+
+    def get_conversation(self, *, conversation_id: str) -> ConversationMeta | None:
+        """The conversation's metadata, or None if it does not exist."""
+        cid = check_id("conversation_id", conversation_id, self.limits)
+        row = self.backend.read(lambda tx: tx.conversation(cid))
+        return None if row is None else _meta(row)
+
+    def list_conversations(
+        self,
+        *,
+        limit: int = 20,
+        order: Order = "desc",
+        after: str | None = None,
+        before: str | None = None,
+        user_id: str | None = None,
+    ) -> ListConversationsResult:
+        """Conversations by ``last_message_at`` (ties by id), a page at a time.
+
+        Pass ``next_cursor`` as ``after`` for the next page and ``previous_cursor`` as
+        ``before`` for the previous one; walking every page visits each conversation once.
+        """
+        limits = self.limits
+        check_limit(limit, limits)
+        check_order(order)
+        check_cursors(after, before)
+        uid = check_optional_id("user_id", user_id, limits)
+        bound = None
+        if after is not None:
+            bound = _decode_cursor("after", after)
+        elif before is not None:
+            bound = _decode_cursor("before", before)
+        forward = before is None  # walking in `order`, or against it towards the start
+        descending = (order == "desc") == forward
+
+        def read(tx: Tx) -> tuple[list[ConversationRow], bool, bool]:
+            rows = tx.page_conversations(uid, bound, descending, limit + 1)
+            more_ahead = len(rows) > limit
+            rows = rows[:limit]
+            behind = False
+            if rows and bound is not None:
+                key = (rows[0].last_message_at, rows[0].id)
+                behind = bool(tx.page_conversations(uid, key, not descending, 1))
+            return rows, more_ahead, behind
+
+        rows, more_ahead, behind = self.backend.read(read)
+        if not forward:
+            rows.reverse()
+            more_ahead, behind = behind, more_ahead
+        return ListConversationsResult(
+            items=[_meta(r) for r in rows],
+            next_cursor=_encode_cursor(rows[-1]) if rows and more_ahead else None,
+            previous_cursor=_encode_cursor(rows[0]) if rows and behind else None,
+        )
+
+    def update_conversation(
+        self, *, conversation_id: str, metadata: dict[str, Any], user_id: str | None = None
+    ) -> ConversationMeta:
+        """Shallow-merge ``metadata`` atomically (a None value deletes the key); creates the
+        conversation if it does not exist."""
+        limits = self.limits
+        cid = check_id("conversation_id", conversation_id, limits)
+        uid = check_optional_id("user_id", user_id, limits)
+        if not isinstance(metadata, Mapping):
+            raise MemoryValidationError(f"metadata must be a dict, got {type(metadata).__name__}")
+        encode_metadata(metadata, limits)
+        patch = dict(metadata)
+        now = self.clock()
+
+        def write(tx: Tx) -> ConversationRow:
+            row = self._lock_or_create(tx, cid, uid, now)
+            merged = {**(decode_json(row.metadata) or {}), **patch}
+            merged = {k: v for k, v in merged.items() if v is not None}
+            row = row._replace(user_id=row.user_id or uid, metadata=encode_metadata(merged, limits))
+            tx.save_conversation(row)
+            return row
+
+        return _meta(self.backend.write(write))
+
+    def delete_conversation(self, *, conversation_id: str) -> None:
+        """Delete the conversation and all its messages; deleting a missing one does nothing."""
+        cid = check_id("conversation_id", conversation_id, self.limits)
+
+        def write(tx: Tx) -> None:
+            if tx.conversation(cid, lock=True) is not None:
+                tx.delete_conversation(cid)
+
+        self.backend.write(write)
+
+    def delete_user_data(self, *, user_id: str) -> int:
+        """Delete every conversation of ``user_id`` with its messages; return how many went."""
+        uid = check_id("user_id", user_id, self.limits)
+        return self.backend.write(lambda tx: tx.delete_user(uid))
+
+    # -- framework entry points -------------------------------------------------------------
+
+    @functools.cached_property
+    def langgraph_checkpointer(self) -> Any:
+        """A LangGraph ``BaseCheckpointSaver`` on this store (``pip install convostore-langgraph``)."""
+        module = _adapter("convostore_langgraph", "convostore-langgraph", "langgraph_checkpointer")
+        return module.ConvostoreSaver(self)
+
+    @functools.cached_property
+    def langgraph_store(self) -> Any:
+        """A LangGraph ``BaseStore`` on this store (``pip install convostore-langgraph``)."""
+        module = _adapter("convostore_langgraph", "convostore-langgraph", "langgraph_store")
+        return module.ConvostoreStore(self)
+
+
+def _in_thread(
+    method: Callable[Concatenate[ConversationStore, P], R],
+) -> Callable[Concatenate[AsyncConversationStore, P], Coroutine[Any, Any, R]]:
+    """The async form of a ``ConversationStore`` method: the same call, on a worker thread."""
+
+    async def run(self: AsyncConversationStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        call = functools.partial(method, self.sync, *args, **kwargs)
+        return await anyio.to_thread.run_sync(call)
+
+    functools.update_wrapper(run, method)
+    return run
+
+
+class AsyncConversationStore(_Views):
+    """The async twin of ``ConversationStore`` (asyncio and trio): same methods, awaited.
+
+    ``sync`` is the blocking store it runs on; both share one database connection.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        pool: ConnectionPool[Any] | None = None,
+        limits: Limits | None = None,
+        clock: Callable[[], int] = now_ms,
+        sync: ConversationStore | None = None,
+    ) -> None:
+        self.sync = sync or ConversationStore(url, pool=pool, limits=limits, clock=clock)
+
+    append_message = _in_thread(ConversationStore.append_message)
+    append_messages = _in_thread(ConversationStore.append_messages)
+    get_messages = _in_thread(ConversationStore.get_messages)
+    get_message = _in_thread(ConversationStore.get_message)
+    update_message = _in_thread(ConversationStore.update_message)
+    delete_message = _in_thread(ConversationStore.delete_message)
+    clear_messages = _in_thread(ConversationStore.clear_messages)
+    get_conversation = _in_thread(ConversationStore.get_conversation)
+    list_conversations = _in_thread(ConversationStore.list_conversations)
+    update_conversation = _in_thread(ConversationStore.update_conversation)
+    delete_conversation = _in_thread(ConversationStore.delete_conversation)
+    delete_user_data = _in_thread(ConversationStore.delete_user_data)
+    aclose = _in_thread(ConversationStore.close)
+
+    @property
+    def limits(self) -> Limits:
+        return self.sync.limits
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    @functools.cached_property
+    def langgraph_checkpointer(self) -> Any:
+        """The same saver as ``sync.langgraph_checkpointer`` (it has the async methods too)."""
+        return self.sync.langgraph_checkpointer
+
+    @functools.cached_property
+    def langgraph_store(self) -> Any:
+        """The same store as ``sync.langgraph_store`` (it has ``abatch`` too)."""
+        return self.sync.langgraph_store

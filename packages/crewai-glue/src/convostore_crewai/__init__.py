@@ -1,0 +1,1 @@
+"""Record CrewAI crews into convostore conversations and continue them."""

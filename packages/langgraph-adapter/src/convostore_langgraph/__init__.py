@@ -1,0 +1,1 @@
+"""A LangGraph checkpointer and store on convostore."""

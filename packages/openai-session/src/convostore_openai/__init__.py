@@ -1,0 +1,1 @@
+"""An OpenAI Agents SDK Session on convostore."""

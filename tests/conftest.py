@@ -1,0 +1,79 @@
+"""Shared fixtures: every storage test runs on memory, an SQLite file and PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+PG_URL = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+BACKENDS = ["memory", "sqlite", "postgres"]
+
+
+def _pg_reachable() -> str | None:
+    try:
+        import psycopg
+
+        with psycopg.connect(PG_URL, connect_timeout=3):
+            return None
+    except Exception as exc:  # any failure means: not reachable here
+        return str(exc)
+
+
+_PG_ERROR: list[str | None] = []
+
+
+def pg_error() -> str | None:
+    if not _PG_ERROR:
+        _PG_ERROR.append(_pg_reachable())
+    return _PG_ERROR[0]
+
+
+@pytest.fixture
+def pg_schema_url() -> Iterator[str]:
+    """A PostgreSQL URL whose search_path is a fresh schema, dropped afterwards."""
+    error = pg_error()
+    if error is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(
+                f"PostgreSQL is required under CI=true but unreachable at {PG_URL}: {error}"
+            )
+        pytest.skip(
+            f"PostgreSQL unreachable at {PG_URL} ({error}); start it with "
+            "'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start' "
+            "or set CONVOSTORE_TEST_PG"
+        )
+    import psycopg
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    sep = "&" if "?" in PG_URL else "?"
+    yield f"{PG_URL}{sep}options={quote(f'-csearch_path={schema}')}"
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of an empty database of each kind."""
+    if request.param == "memory":
+        return "memory://"
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'store.db'}"
+    return str(request.getfixturevalue("pg_schema_url"))
+
+
+@pytest.fixture
+def shared_url(backend_url: str) -> str:
+    """A URL several stores (and processes) can open together: memory is skipped."""
+    if backend_url.startswith("memory"):
+        pytest.skip("memory:// is private to one store")
+    return backend_url
+
+
+StoreFactory = Callable[..., object]
