@@ -192,3 +192,25 @@ def test_get_message_by_id(store: ConversationStore) -> None:
     message = store.get_message(conversation_id="c", message_id=mid)
     assert message is not None and message.content == "m0"
     assert store.get_message(conversation_id="c", message_id="msg_missing") is None
+
+
+def test_get_history_reads_everything_or_the_newest(store: ConversationStore) -> None:
+    ids = fill(store, 150)
+    assert [m.message_id for m in store.get_history(conversation_id="c")] == ids
+    assert [m.message_id for m in store.get_history(conversation_id="c", last=3)] == ids[-3:]
+    assert store.get_history(conversation_id="c", last=0) == []
+    assert store.get_history(conversation_id="missing") == []
+    with pytest.raises(MemoryValidationError, match="last"):
+        store.get_history(conversation_id="c", last=-1)
+
+
+def test_pop_message_removes_the_newest(store: ConversationStore) -> None:
+    fill(store, 2)
+    popped = store.pop_message(conversation_id="c")
+    assert popped is not None and popped.content == "m1"
+    assert contents(store.get_messages(conversation_id="c")) == ["m0"]
+    assert store.pop_message(conversation_id="c") is not None
+    assert store.pop_message(conversation_id="c") is None
+    assert store.pop_message(conversation_id="missing") is None
+    meta = store.get_conversation(conversation_id="c")
+    assert meta is not None and meta.message_count == 0

@@ -348,6 +348,43 @@ class ConversationStore(_Views):
             rows.reverse()
         return [_message(r) for r in rows]
 
+    def get_history(self, *, conversation_id: str, last: int | None = None) -> list[Message]:
+        """Every message (or the newest ``last``), oldest first, in one read; for adapters that
+        load a whole session. ``last=0`` gives ``[]``."""
+        cid = check_id("conversation_id", conversation_id, self.limits)
+        if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 0):
+            raise MemoryValidationError(f"last must be None or an int >= 0, got {last!r}")
+        if last == 0:
+            return []
+        rows = self.backend.read(
+            lambda tx: tx.page_messages(
+                cid, after_seq=None, before_seq=None, newest_first=last is not None, limit=last
+            )
+        )
+        if last is not None:
+            rows.reverse()
+        return [_message(r) for r in rows]
+
+    def pop_message(self, *, conversation_id: str) -> Message | None:
+        """Remove and return the newest message, atomically; None if there is none."""
+        cid = check_id("conversation_id", conversation_id, self.limits)
+
+        def write(tx: Tx) -> MessageRow | None:
+            row = tx.conversation(cid, lock=True)
+            if row is None:
+                return None
+            newest = tx.page_messages(
+                cid, after_seq=None, before_seq=None, newest_first=True, limit=1
+            )
+            if not newest:
+                return None
+            tx.delete_message(cid, newest[0].id)
+            tx.save_conversation(row._replace(message_count=row.message_count - 1))
+            return newest[0]
+
+        popped = self.backend.write(write)
+        return None if popped is None else _message(popped)
+
     def get_message(self, *, conversation_id: str, message_id: str) -> Message | None:
         """One message by id, or None."""
         cid = check_id("conversation_id", conversation_id, self.limits)
@@ -555,6 +592,8 @@ class AsyncConversationStore(_Views):
     append_messages = _in_thread(ConversationStore.append_messages)
     get_messages = _in_thread(ConversationStore.get_messages)
     get_message = _in_thread(ConversationStore.get_message)
+    get_history = _in_thread(ConversationStore.get_history)
+    pop_message = _in_thread(ConversationStore.pop_message)
     update_message = _in_thread(ConversationStore.update_message)
     delete_message = _in_thread(ConversationStore.delete_message)
     clear_messages = _in_thread(ConversationStore.clear_messages)

@@ -200,9 +200,9 @@ class Tx(ABC):
         after_seq: int | None,
         before_seq: int | None,
         newest_first: bool,
-        limit: int,
+        limit: int | None,
     ) -> list[MessageRow]:
-        """``limit`` messages nearest the cursor (or the oldest/newest), in the walk's order."""
+        """``limit`` messages (all if None) nearest the cursor, or the oldest/newest, in walk order."""
         sql = f"SELECT {_MSG} FROM convostore_messages WHERE conversation_id = ?"
         params: list[Any] = [cid]
         if after_seq is not None:
@@ -211,8 +211,11 @@ class Tx(ABC):
         elif before_seq is not None:
             sql += " AND seq < ?"
             params.append(before_seq)
-        sql += f" ORDER BY seq {'DESC' if newest_first else 'ASC'} LIMIT ?"
-        return [MessageRow(*r) for r in self.execute(sql, [*params, limit])]
+        sql += f" ORDER BY seq {'DESC' if newest_first else 'ASC'}"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return [MessageRow(*r) for r in self.execute(sql, params)]
 
     def update_message(self, cid: str, row: MessageRow) -> None:
         self.execute(
@@ -233,7 +236,13 @@ class Tx(ABC):
 
 
 class Backend(ABC):
-    """A database: runs a function inside a transaction, retrying what the database may refuse."""
+    """A database: runs a function inside a transaction, retrying what the database may refuse.
+
+    Adapters keep their own tables here too: ``migrate(component, steps)`` creates them, and
+    ``write`` / ``read`` run their statements (``?`` placeholders on both databases).
+    """
+
+    dialect: str  # "sqlite" or "postgresql"
 
     @abstractmethod
     def write(self, fn: Callable[[Tx], T]) -> T:

@@ -52,6 +52,8 @@ class PostgresBackend(Backend):
     so it works behind a transaction-mode pooler. Row locks (``FOR UPDATE``) serialize writers
     of one conversation; serialization failures and deadlocks are retried."""
 
+    dialect = "postgresql"
+
     def __init__(
         self,
         url: str | None = None,

@@ -33,6 +33,8 @@ class SqliteBackend(Backend):
     serialized by SQLite's write lock, and a busy database is waited for, never reported.
     """
 
+    dialect = "sqlite"
+
     def __init__(self, path: str, *, synchronous: str = "NORMAL", timeout: float = 60.0) -> None:
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise MemoryValidationError(
