@@ -25,7 +25,7 @@ uv:
 	@$(UV) --version >/dev/null 2>&1 || $(PY) -m pip install -q "uv==0.13.9"
 
 $(addprefix install-,$(PACKAGES)): install-%: uv
-	@UV_PROJECT_ENVIRONMENT=.venvs/$* $(UV) sync -q --package $(dist_$*) --group dev
+	@UV_PROJECT_ENVIRONMENT=.venvs/$* $(UV) sync -q --package $(dist_$*) --group dev --group test
 
 demo: install-core
 	.venvs/core/bin/python examples/quickstart.py
