@@ -17,7 +17,7 @@ src_claude := packages/claude-session/src
 src_crewai := packages/crewai-glue/src
 
 
-.PHONY: uv install demo test lint typecheck bench $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services install demo test lint typecheck bench $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES))
 
@@ -39,7 +39,14 @@ $(addprefix typecheck-,$(PACKAGES)): typecheck-%: install-%
 
 typecheck: $(addprefix typecheck-,$(PACKAGES))
 
-$(addprefix test-,$(PACKAGES)): test-%: install-%
+# The tests need PostgreSQL on 127.0.0.1:5432 (user postgres, database test). Start a local
+# Debian cluster if one is installed but stopped; elsewhere the PostgreSQL cases say how to start it.
+services:
+	@command -v pg_isready >/dev/null 2>&1 && ! pg_isready -q -h 127.0.0.1 -p 5432 \
+		&& command -v pg_ctlcluster >/dev/null 2>&1 \
+		&& pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql | head -1) main start || true
+
+$(addprefix test-,$(PACKAGES)): test-%: install-% services
 	@if [ -d tests/$* ]; then .venvs/$*/bin/pytest tests/$* -q -p no:cacheprovider; fi
 
 test: lint typecheck $(addprefix test-,$(PACKAGES))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -58,22 +58,21 @@ def pg_schema_url() -> Iterator[str]:
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
-@pytest.fixture(params=BACKENDS)
-def backend_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The URL of an empty database of each kind."""
-    if request.param == "memory":
+def _url(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if kind == "memory":
         return "memory://"
-    if request.param == "sqlite":
+    if kind == "sqlite":
         return f"sqlite:///{tmp_path / 'store.db'}"
     return str(request.getfixturevalue("pg_schema_url"))
 
 
-@pytest.fixture
-def shared_url(backend_url: str) -> str:
-    """A URL several stores (and processes) can open together: memory is skipped."""
-    if backend_url.startswith("memory"):
-        pytest.skip("memory:// is private to one store")
-    return backend_url
+@pytest.fixture(params=BACKENDS)
+def backend_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of an empty database of each kind: memory, an SQLite file, PostgreSQL."""
+    return _url(request.param, request, tmp_path)
 
 
-StoreFactory = Callable[..., object]
+@pytest.fixture(params=["sqlite", "postgres"])
+def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty database several stores and processes can open together (not memory)."""
+    return _url(request.param, request, tmp_path)

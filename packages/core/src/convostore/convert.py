@@ -3,9 +3,10 @@
 Content is read in any of the shapes an adapter or a caller stores: plain text, string lists,
 Anthropic content blocks, Chat Completions parts (with ``metadata["tool_calls"]`` on assistant
 messages and ``metadata["tool_call_id"]`` on tool messages) and OpenAI Responses items
-(``message``, ``function_call``, ``function_call_output``; ``reasoning`` is dropped). Both outputs
-come from one neutral form, so tool calls are paired the same way: a call is kept only if the
-next turn answers it, and an answer only if the turn before asked for it.
+(messages, client-side tool calls and their outputs; hosted tool calls, reasoning and
+compaction are dropped). Both outputs come from one neutral form, so tool calls are paired the
+same way: a call is kept only if the next turn answers it, and an answer only if the turn before
+asked for it.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class _Image:
 class _Call:
     id: str
     name: str
-    arguments: Any  # parsed JSON when possible, else the raw string
+    arguments: Any  # as stored: a JSON string (Chat, Responses) or an object (Anthropic)
 
 
 @dataclass
@@ -107,6 +108,9 @@ def _parts(content: Any) -> list[_Part]:
             parts.append(_Image(str(url.get("url") if isinstance(url, Mapping) else url)))
         elif kind == "input_image" and block.get("image_url"):
             parts.append(_Image(str(block["image_url"])))
+        elif kind in ("input_image", "input_file"):  # Responses parts by file id or file data
+            label = block.get("filename") or block.get("file_id") or block.get("file_url")
+            parts.append(_Text(f"[{kind[6:]}: {label or 'attached'}]"))
         elif kind == "tool_use":
             parts.append(_Call(str(block.get("id")), str(block.get("name")), block.get("input")))
         elif kind == "tool_result":
@@ -122,17 +126,65 @@ def _parts(content: Any) -> list[_Part]:
     return parts
 
 
+# OpenAI Responses items (the OpenAI Agents SDK's session items) ---------------------------
+
+# Client-side tool calls and their outputs, paired by ``call_id``: the key holding the call's
+# input, and the name to show for it when the item has none.
+_RESPONSES_CALLS = {
+    "function_call": ("arguments", None),
+    "custom_tool_call": ("input", None),
+    "computer_call": ("action", "computer"),
+    "local_shell_call": ("action", "local_shell"),
+    "shell_call": ("action", "shell"),
+    "apply_patch_call": ("operation", "apply_patch"),
+}
+_RESPONSES_OUTPUTS = {f"{kind}_output" for kind in _RESPONSES_CALLS}
+# Items with no Chat Completions or Messages equivalent: hosted tools that ran on the server
+# (their results are in the assistant's answer), MCP bookkeeping, reasoning and compaction.
+_RESPONSES_DROPPED = {
+    *_DROPPED,
+    "web_search_call",
+    "file_search_call",
+    "code_interpreter_call",
+    "image_generation_call",
+    "mcp_list_tools",
+    "mcp_call",
+    "mcp_approval_request",
+    "mcp_approval_response",
+    "tool_search_call",
+    "tool_search_output",
+    "additional_tools",
+    "configuration_update",
+    "program",
+    "program_output",
+}
+
+
+def _responses_output(output: Any) -> Any:
+    """A tool output as result content: a str, or a list of content parts."""
+    if isinstance(output, str) or output is None:
+        return output or ""
+    if isinstance(output, Mapping):  # e.g. a computer screenshot
+        if isinstance(output.get("image_url"), str):
+            return [{"type": "input_image", "image_url": output["image_url"]}]
+        return json.dumps(output, ensure_ascii=False)
+    if isinstance(output, list) and all(isinstance(p, Mapping) for p in output):
+        return output
+    return json.dumps(output, ensure_ascii=False)
+
+
 def _responses_item(item: Mapping[str, Any]) -> _Turn | None:
     """An OpenAI Responses item, or None if the content is not one."""
     kind = item.get("type")
-    if kind == "function_call":
-        call = _Call(
-            str(item.get("call_id")), str(item.get("name")), _arguments(item.get("arguments"))
-        )
+    if kind in _RESPONSES_CALLS:
+        key, default_name = _RESPONSES_CALLS[kind]
+        name = item.get("name") or default_name
+        call = _Call(str(item.get("call_id")), str(name), item.get(key))
         return _Turn("assistant", [call])
-    if kind == "function_call_output":
-        return _Turn("results", [_Result(str(item.get("call_id")), item.get("output", ""))])
-    if kind in _DROPPED:
+    if kind in _RESPONSES_OUTPUTS:
+        output = _responses_output(item.get("output"))
+        return _Turn("results", [_Result(str(item.get("call_id")), output)])
+    if kind in _RESPONSES_DROPPED:
         return _Turn("assistant", [])
     if (
         (kind == "message" or kind is None)
@@ -151,8 +203,25 @@ def _responses_item(item: Mapping[str, Any]) -> _Turn | None:
     return None
 
 
+def _transcript_entry(entry: Mapping[str, Any]) -> list[_Turn] | None:
+    """A Claude Code transcript entry (one JSONL line: ``type`` plus ``uuid`` / ``sessionId``),
+    or None if the content is not one. ``user`` / ``assistant`` entries carry a Messages-API
+    message in ``message``; every other entry (progress, titles, tags, ...) holds no turn."""
+    kind = entry.get("type")
+    markers = {"uuid", "sessionId", "parentUuid"} & entry.keys()
+    if not isinstance(kind, str) or not (markers or kind == "agent_metadata"):
+        return None
+    inner = entry.get("message")
+    if kind not in ("user", "assistant") or not isinstance(inner, Mapping):
+        return []
+    role = inner.get("role") if inner.get("role") in ("user", "assistant") else kind
+    return _turns(Message.model_construct(role=role, content=inner.get("content", ""), metadata={}))
+
+
 def _turns(message: Message) -> list[_Turn]:
     content, metadata = message.content, message.metadata or {}
+    if isinstance(content, Mapping) and (entry := _transcript_entry(content)) is not None:
+        return entry
     if isinstance(content, Mapping):
         turn = _responses_item(content)
         if turn is not None:
@@ -168,9 +237,7 @@ def _turns(message: Message) -> list[_Turn]:
         for call in metadata.get("tool_calls") or []:
             if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping):
                 fn = call["function"]
-                parts.append(
-                    _Call(str(call.get("id")), str(fn.get("name")), _arguments(fn.get("arguments")))
-                )
+                parts.append(_Call(str(call.get("id")), str(fn.get("name")), fn.get("arguments")))
         return [_Turn("assistant", parts, plain=plain)]
     if message.role == "system":
         return [_Turn("system", parts, plain=plain)]
@@ -202,6 +269,8 @@ def _paired(messages: Sequence[Message | Mapping[str, Any]]) -> list[_Turn]:
                 {p.call_id for p in after.parts if isinstance(p, _Result)} if after else set()
             )
             turn.parts = [p for p in turn.parts if not isinstance(p, _Call) or p.id in answered]
+            if all(isinstance(p, _Text) and not p.text for p in turn.parts):
+                turn.parts = []  # nothing left to say once its calls are gone
         elif turn.kind == "results":
             before = turns[i - 1] if i > 0 and turns[i - 1].kind == "assistant" else None
             asked = {p.id for p in before.parts if isinstance(p, _Call)} if before else set()
@@ -231,7 +300,7 @@ def _anthropic_block(part: _Part) -> dict[str, Any] | None:
     if isinstance(part, _Image):
         return _anthropic_image(part)
     if isinstance(part, _Call):
-        args = part.arguments
+        args = _arguments(part.arguments)
         return {
             "type": "tool_use",
             "id": part.id,
@@ -319,7 +388,8 @@ def to_openai_input(messages: Sequence[Message | Mapping[str, Any]]) -> list[dic
             )
             continue
         calls = [p for p in turn.parts if isinstance(p, _Call)]
-        parts = [b for b in map(_openai_part, turn.parts) if b is not None]
+        shown = [p for p in turn.parts if not (calls and isinstance(p, _Text) and not p.text)]
+        parts = [b for b in map(_openai_part, shown) if b is not None]
         content: Any
         if turn.plain and len(parts) == 1 and parts[0].get("type") == "text":
             content = parts[0]["text"]

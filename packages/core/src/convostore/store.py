@@ -7,6 +7,8 @@ once; the backends run SQL, and the async facade runs these same methods on work
 from __future__ import annotations
 
 import base64
+import copy
+import dataclasses
 import functools
 import importlib
 import json
@@ -49,6 +51,10 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+Fold = Callable[[dict[str, Any] | None, list[Message]], Mapping[str, Any] | None]
+"""``fold(metadata, added) -> patch``: see ``ConversationStore.append_messages``."""
+
+
 class MessageInput(TypedDict, total=False):
     """One message of an ``append_messages`` batch; ``role`` and ``content`` are required."""
 
@@ -87,6 +93,14 @@ def _meta(row: ConversationRow) -> ConversationMeta:
         metadata=decode_json(row.metadata),
         user_id=row.user_id,
     )
+
+
+def _merge_metadata(current: str | None, patch: Mapping[str, Any], limits: Limits) -> str | None:
+    """Shallow-merge ``patch`` into stored metadata; a None value deletes its key."""
+    if not isinstance(patch, Mapping):
+        raise MemoryValidationError(f"fold must return a dict or None, got {type(patch).__name__}")
+    merged = {**(decode_json(current) or {}), **patch}
+    return encode_metadata({k: v for k, v in merged.items() if v is not None}, limits)
 
 
 def _encode_cursor(row: ConversationRow) -> str:
@@ -172,6 +186,15 @@ class ConversationStore(_Views):
     ) -> None:
         self.close()
 
+    def with_limits(self, **changes: int) -> Self:
+        """This store with some ``Limits`` fields changed, on the same database connections:
+        for data with other bounds than chat messages (closing either closes both)."""
+        twin = copy.copy(self)
+        twin.limits = dataclasses.replace(self.limits, **changes)
+        for name in ("langgraph_checkpointer", "langgraph_store"):
+            twin.__dict__.pop(name, None)  # cached views bound to the original
+        return twin
+
     # -- messages --------------------------------------------------------------------------
 
     def append_message(
@@ -202,8 +225,16 @@ class ConversationStore(_Views):
         conversation_id: str,
         messages: Sequence[MessageInput],
         user_id: str | None = None,
+        fold: Fold | None = None,
     ) -> list[str]:
-        """Append several messages in one transaction: all are stored, or none."""
+        """Append several messages in one transaction: all are stored, or none.
+
+        ``fold(metadata, added)``, if given, runs inside that transaction once the conversation
+        is locked, with its current metadata and the messages this call adds (not those already
+        stored under the same ``message_id``); the dict it returns is shallow-merged into the
+        metadata (None deletes a key) in the same transaction, so concurrent appends fold one
+        after another. It may run again if the transaction is retried: keep it pure.
+        """
         limits = self.limits
         cid = check_id("conversation_id", conversation_id, limits)
         uid = check_optional_id("user_id", user_id, limits)
@@ -247,9 +278,15 @@ class ConversationStore(_Views):
                     f"conversation_id {cid!r} holds {row.message_count} messages; appending"
                     f" {len(new)} would pass the limit of {quota} messages per conversation"
                 )
+            metadata = row.metadata
+            if fold is not None:
+                patch = fold(decode_json(metadata), [_message(m) for m in new])
+                if patch:
+                    metadata = _merge_metadata(metadata, patch, limits)
             tx.insert_messages(cid, new)
             tx.save_conversation(
                 row._replace(
+                    metadata=metadata,
                     user_id=row.user_id or uid,
                     last_message_at=max(row.last_message_at, now),
                     message_count=row.message_count + len(new),
@@ -364,6 +401,19 @@ class ConversationStore(_Views):
         if last is not None:
             rows.reverse()
         return [_message(r) for r in rows]
+
+    def get_contents(self, *, conversation_id: str, last: int | None = None) -> list[Any]:
+        """``get_history`` without the ``Message`` wrapping: each message's content, oldest
+        first, in one read; for adapters whose stored items are the contents."""
+        cid = check_id("conversation_id", conversation_id, self.limits)
+        if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 0):
+            raise MemoryValidationError(f"last must be None or an int >= 0, got {last!r}")
+        if last == 0:
+            return []
+        texts = self.backend.read(lambda tx: tx.message_contents(cid, last))
+        # Every stored content is one JSON text: parse them all in one call.
+        contents: list[Any] = json.loads("[" + ",".join(texts) + "]")
+        return contents
 
     def pop_message(self, *, conversation_id: str) -> Message | None:
         """Remove and return the newest message, atomically; None if there is none."""
@@ -520,9 +570,9 @@ class ConversationStore(_Views):
 
         def write(tx: Tx) -> ConversationRow:
             row = self._lock_or_create(tx, cid, uid, now)
-            merged = {**(decode_json(row.metadata) or {}), **patch}
-            merged = {k: v for k, v in merged.items() if v is not None}
-            row = row._replace(user_id=row.user_id or uid, metadata=encode_metadata(merged, limits))
+            row = row._replace(
+                user_id=row.user_id or uid, metadata=_merge_metadata(row.metadata, patch, limits)
+            )
             tx.save_conversation(row)
             return row
 
@@ -593,6 +643,7 @@ class AsyncConversationStore(_Views):
     get_messages = _in_thread(ConversationStore.get_messages)
     get_message = _in_thread(ConversationStore.get_message)
     get_history = _in_thread(ConversationStore.get_history)
+    get_contents = _in_thread(ConversationStore.get_contents)
     pop_message = _in_thread(ConversationStore.pop_message)
     update_message = _in_thread(ConversationStore.update_message)
     delete_message = _in_thread(ConversationStore.delete_message)

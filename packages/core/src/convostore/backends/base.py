@@ -58,7 +58,9 @@ MIGRATIONS: list[list[str]] = [
             updated_at BIGINT,
             PRIMARY KEY (conversation_id, seq)
         )""",
-        "CREATE UNIQUE INDEX convostore_messages_by_id ON convostore_messages (conversation_id, id)",
+        # (id, conversation_id), not the other way round: conversation-ordered reads must not
+        # find a second index starting with conversation_id to sort from.
+        "CREATE UNIQUE INDEX convostore_messages_by_id ON convostore_messages (id, conversation_id)",
     ],
 ]
 
@@ -158,8 +160,8 @@ class Tx(ABC):
             params.append(user_id)
         if bound is not None:
             op = "<" if descending else ">"
-            where.append(f"(last_message_at {op} ? OR (last_message_at = ? AND id {op} ?))")
-            params += [bound[0], bound[0], bound[1]]
+            where.append(f"(last_message_at, id) {op} (?, ?)")  # a range seek on the index
+            params += [bound[0], bound[1]]
         direction = "DESC" if descending else "ASC"
         sql = (
             f"SELECT {_CONV} FROM convostore_conversations"
@@ -216,6 +218,14 @@ class Tx(ABC):
             sql += " LIMIT ?"
             params.append(limit)
         return [MessageRow(*r) for r in self.execute(sql, params)]
+
+    def message_contents(self, cid: str, last: int | None) -> list[str]:
+        """The stored content text of every message (or the newest ``last``), oldest first."""
+        sql = "SELECT content FROM convostore_messages WHERE conversation_id = ?"
+        if last is None:
+            return [r[0] for r in self.execute(f"{sql} ORDER BY seq", [cid])]
+        rows = self.execute(f"{sql} ORDER BY seq DESC LIMIT ?", [cid, last])
+        return [r[0] for r in reversed(rows)]
 
     def update_message(self, cid: str, row: MessageRow) -> None:
         self.execute(

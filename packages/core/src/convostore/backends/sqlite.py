@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import random
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: SQLite's busy handler alone
+    fcntl = None  # type: ignore[assignment]
 
 from ..errors import ConvostoreError, MemoryValidationError, StorageError
 from .base import MIGRATIONS, Backend, T, Tx
@@ -43,6 +49,9 @@ class SqliteBackend(Backend):
         self.path = path
         self.timeout = timeout
         self._lock = threading.Lock()
+        self._queue: int | None = None
+        if path != ":memory:" and fcntl is not None:
+            self._queue = os.open(f"{path}-writers", os.O_RDWR | os.O_CREAT, 0o644)
         self._conn: sqlite3.Connection | None = self._retry(
             lambda: self._connect(synchronous.upper())
         )
@@ -77,7 +86,7 @@ class SqliteBackend(Backend):
             time.sleep(delay * (1 + random.random()))
             delay = min(delay * 2, 0.1)
 
-    def _transaction(self, begin: str, fn: Callable[[Tx], T]) -> T:
+    def _transaction(self, begin: str, fn: Callable[[Tx], T], *, queue: bool = False) -> T:
         def attempt(conn: sqlite3.Connection) -> T:
             conn.execute(begin)
             try:
@@ -93,10 +102,18 @@ class SqliteBackend(Backend):
             conn = self._conn
             if conn is None:
                 raise ConvostoreError("the store is closed")
-            return self._retry(lambda: attempt(conn))
+            if not (queue and self._queue):
+                return self._retry(lambda: attempt(conn))
+            # SQLite's busy handler polls with sleeps, so contending writers idle; a blocking
+            # flock queues this store's writers across processes and wakes the next at once.
+            fcntl.flock(self._queue, fcntl.LOCK_EX)
+            try:
+                return self._retry(lambda: attempt(conn))
+            finally:
+                fcntl.flock(self._queue, fcntl.LOCK_UN)
 
     def write(self, fn: Callable[[Tx], T]) -> T:
-        return self._transaction("BEGIN IMMEDIATE", fn)
+        return self._transaction("BEGIN IMMEDIATE", fn, queue=True)
 
     def read(self, fn: Callable[[Tx], T]) -> T:
         return self._transaction("BEGIN", fn)
@@ -106,3 +123,6 @@ class SqliteBackend(Backend):
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+            if self._queue is not None:
+                os.close(self._queue)
+                self._queue = None

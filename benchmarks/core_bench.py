@@ -1,0 +1,296 @@
+"""convostore core benchmarks, printed as Markdown tables of times and ratios.
+
+    make bench                      # or: .venvs/core/bin/python benchmarks/core_bench.py [--quick]
+
+Every comparison runs both sides in the same process, interleaved, and reports medians.
+PostgreSQL is the server at $CONVOSTORE_TEST_PG (default postgresql://postgres@127.0.0.1:5432/test),
+in a scratch schema dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import sqlite3
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+import psycopg
+from convostore import ConversationStore
+
+PG = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+CONTENT = {"type": "text", "text": "The quick brown fox jumps over the lazy dog. " * 4}
+
+
+@contextmanager
+def pg_schema() -> Iterator[str]:
+    schema = f"bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield f"{PG}?options={quote(f'-csearch_path={schema}')}"
+    finally:
+        with psycopg.connect(PG, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def per_op(fn: Callable[[], object], n: int) -> float:
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - start) / n
+
+
+def median_of(rounds: int, fn: Callable[[], float]) -> float:
+    return statistics.median(fn() for _ in range(rounds))
+
+
+def us(seconds: float) -> str:
+    return f"{seconds * 1e6:,.0f} µs"
+
+
+def table(title: str, header: list[str], rows: list[list[str]]) -> None:
+    print(f"\n### {title}\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+# -- append against a raw insert ---------------------------------------------------------------
+
+
+def raw_sqlite(path: str) -> Callable[[], None]:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute(
+        "CREATE TABLE m (conversation_id TEXT, seq INTEGER, id TEXT, role TEXT, content TEXT,"
+        " created_at INTEGER, PRIMARY KEY (conversation_id, seq))"
+    )
+    seq = iter(range(1, 10**9))
+
+    def insert() -> None:
+        conn.execute(
+            "INSERT INTO m VALUES (?, ?, ?, ?, ?, ?)",
+            ("c", next(seq), uuid.uuid4().hex, "user", json.dumps(CONTENT), time.time_ns()),
+        )  # autocommit: INSERT + COMMIT
+
+    return insert
+
+
+def raw_postgres(url: str) -> Callable[[], None]:
+    conn = psycopg.connect(url, prepare_threshold=None)
+    conn.execute(
+        "CREATE TABLE m (conversation_id TEXT, seq BIGINT, id TEXT, role TEXT, content TEXT,"
+        " created_at BIGINT, PRIMARY KEY (conversation_id, seq))"
+    )
+    conn.commit()
+    seq = iter(range(1, 10**9))
+
+    def insert() -> None:
+        conn.execute(
+            "INSERT INTO m VALUES (%s, %s, %s, %s, %s, %s)",
+            ("c", next(seq), uuid.uuid4().hex, "user", json.dumps(CONTENT), time.time_ns()),
+        )
+        conn.commit()
+
+    return insert
+
+
+def bench_append(store: ConversationStore, raw: Callable[[], None], n: int) -> list[str]:
+    def ours() -> None:
+        store.append_message(conversation_id="bench", role="user", content=CONTENT)
+
+    store.append_message(conversation_id="warm", role="user", content=CONTENT)
+    raw()
+    a, b = [], []
+    for _ in range(5):  # interleaved rounds
+        b.append(per_op(raw, n))
+        a.append(per_op(ours, n))
+    ta, tb = statistics.median(a), statistics.median(b)
+    return [us(ta), us(tb), f"{ta / tb:.2f}×"]
+
+
+# -- page and list costs as the data grows --------------------------------------------------
+
+
+def fill(store: ConversationStore, cid: str, n: int) -> None:
+    batch = [{"role": "user", "content": CONTENT}] * 100
+    for _ in range(n // 100):
+        store.append_messages(conversation_id=cid, messages=batch)  # type: ignore[arg-type]
+
+
+def bench_pages(store: ConversationStore, small: int, large: int) -> list[str]:
+    fill(store, "small", small)
+    fill(store, "large", large)
+    mid = store.get_messages(conversation_id="large", limit=1, order="desc")[0].message_id
+
+    def page(cid: str) -> float:
+        return per_op(lambda: store.get_messages(conversation_id=cid, limit=20, order="desc"), 200)
+
+    ts = median_of(5, lambda: page("small"))
+    tl = median_of(5, lambda: page("large"))
+    tc = median_of(
+        5,
+        lambda: per_op(
+            lambda: store.get_messages(conversation_id="large", limit=20, before=mid), 200
+        ),
+    )
+    return [us(ts), us(tl), f"{tl / ts:.2f}×", us(tc)]
+
+
+def bench_list(store: ConversationStore, small: int, large: int) -> list[str]:
+    for user, n in (("u_small", small), ("u_large", large)):
+        for i in range(n):
+            store.append_message(
+                conversation_id=f"{user}-{i}", role="user", content="x", user_id=user
+            )
+    cursor = store.list_conversations(user_id="u_large", limit=20).next_cursor
+
+    def listing(user: str) -> float:
+        return per_op(lambda: store.list_conversations(user_id=user, limit=20), 200)
+
+    ts = median_of(5, lambda: listing("u_small"))
+    tl = median_of(5, lambda: listing("u_large"))
+    tc = median_of(
+        5, lambda: per_op(lambda: store.list_conversations(user_id="u_large", after=cursor), 200)
+    )
+    return [us(ts), us(tl), f"{tl / ts:.2f}×", us(tc)]
+
+
+# -- concurrent writers --------------------------------------------------------------------------
+
+
+def _writer(url: str, name: str, n: int, shared: bool, start: mp.synchronize.Event) -> None:  # type: ignore[name-defined]
+    with ConversationStore(url) as store:
+        store.get_conversation(conversation_id="x")  # connect before the clock starts
+        start.wait()
+        cid = "shared" if shared else name
+        for _ in range(n):
+            store.append_message(conversation_id=cid, role="user", content=CONTENT)
+
+
+def bench_writers(url: str, writers: int, n: int, shared: bool) -> float:
+    ctx = mp.get_context("spawn")
+    start = ctx.Event()
+    procs = [
+        ctx.Process(target=_writer, args=(url, f"w{i}-{uuid.uuid4().hex[:6]}", n, shared, start))
+        for i in range(writers)
+    ]
+    for p in procs:
+        p.start()
+    time.sleep(1.5)  # let every writer open its connection
+    t0 = time.perf_counter()
+    start.set()
+    for p in procs:
+        p.join()
+    return writers * n / (time.perf_counter() - t0)
+
+
+def section_append(tmp: str, q: bool) -> None:
+    n = 300 if q else 2000
+    rows = []
+    with ConversationStore(f"sqlite:///{tmp}/a.db") as store:
+        rows.append(
+            [
+                "SQLite file (WAL, synchronous=NORMAL)",
+                *bench_append(store, raw_sqlite(f"{tmp}/raw.db"), n),
+            ]
+        )
+    with pg_schema() as url, ConversationStore(url) as store:
+        rows.append(["PostgreSQL", *bench_append(store, raw_postgres(url), n // 2)])
+    table(
+        "append_message against a raw INSERT + COMMIT (same payload, same durability)",
+        ["backend", "append_message", "raw insert", "ratio"],
+        rows,
+    )
+
+
+def section_pages(tmp: str, q: bool) -> None:
+    large = 2_000 if q else 10_000
+    rows = []
+    with ConversationStore(f"sqlite:///{tmp}/p.db") as store:
+        rows.append(["SQLite", *bench_pages(store, 100, large)])
+    with pg_schema() as url, ConversationStore(url) as store:
+        rows.append(["PostgreSQL", *bench_pages(store, 100, large)])
+    table(
+        f"get_messages(limit=20): 100 against {large:,} messages in the conversation",
+        ["backend", "100 msgs", f"{large:,} msgs", "ratio", f"before= cursor at {large:,}"],
+        rows,
+    )
+    size = sum(p.stat().st_size for p in Path(tmp).glob("p.db*"))
+    print(
+        f"\nSQLite file holding {large + 100:,} messages of {len(json.dumps(CONTENT))} bytes: {size / 1e6:.1f} MB"
+    )
+
+
+def section_list(tmp: str, q: bool) -> None:
+    large = 5_000 if q else 100_000
+    rows = []
+    with ConversationStore(f"sqlite:///{tmp}/l.db") as store:
+        rows.append(["SQLite", *bench_list(store, 1_000, large)])
+    with pg_schema() as url, ConversationStore(url) as store:
+        rows.append(["PostgreSQL", *bench_list(store, 1_000, large)])
+    table(
+        f"list_conversations(user_id=..., limit=20): a user with 1,000 against {large:,} conversations",
+        ["backend", "1,000", f"{large:,}", "ratio", "after= cursor"],
+        rows,
+    )
+
+
+def section_writers(tmp: str, q: bool) -> None:
+    per_writer = 150 if q else 500
+    rows = []
+    for name in ("SQLite", "PostgreSQL"):
+        for shared in (False, True):
+            cells = []
+            for writers in (1, 2, 4, 8):
+                if name == "SQLite":
+                    url = f"sqlite:///{tmp}/w{uuid.uuid4().hex}.db"
+                    ConversationStore(url).close()
+                    cells.append(bench_writers(url, writers, per_writer, shared))
+                else:
+                    with pg_schema() as url:
+                        ConversationStore(url).close()
+                        cells.append(bench_writers(url, writers, per_writer, shared))
+            label = f"{name}, {'one shared conversation' if shared else 'a conversation each'}"
+            rows.append([label, *(f"{c:,.0f}/s" for c in cells), f"{cells[-1] / cells[0]:.2f}×"])
+    table(
+        f"append throughput with concurrent writer processes ({per_writer} appends each)",
+        ["backend", "1 writer", "2", "4", "8", "8 vs 1"],
+        rows,
+    )
+
+
+SECTIONS = {
+    "append": section_append,
+    "pages": section_pages,
+    "list": section_list,
+    "writers": section_writers,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    parser.add_argument("sections", nargs="*", choices=[*SECTIONS, []], help="default: all")
+    args = parser.parse_args()
+    print(
+        f"convostore core benchmarks ({'quick' if args.quick else 'full'}); {os.cpu_count()} cores"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.sections or SECTIONS:
+            SECTIONS[name](tmp, args.quick)
+
+
+if __name__ == "__main__":
+    main()

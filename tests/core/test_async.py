@@ -1,0 +1,71 @@
+"""The async facade: the same operations, awaited, under asyncio and under trio."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from convostore import (
+    AsyncConversationStore,
+    ConversationStore,
+    MemoryValidationError,
+    aprompt_context,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+async def test_async_store_does_everything_the_sync_one_does(
+    astore: AsyncConversationStore,
+) -> None:
+    mid = await astore.append_message(conversation_id="c", role="user", content="hi", user_id="u")
+    await astore.append_messages(
+        conversation_id="c", messages=[{"role": "assistant", "content": "hello"}]
+    )
+    messages = await astore.get_messages(conversation_id="c")
+    assert [m.content for m in messages] == ["hi", "hello"]
+    assert (await astore.get_history(conversation_id="c", last=1))[0].content == "hello"
+    updated = await astore.update_message(conversation_id="c", message_id=mid, content="hi!")
+    assert updated.content == "hi!"
+    meta = await astore.update_conversation(conversation_id="c", metadata={"title": "t"})
+    assert meta.metadata == {"title": "t"}
+    assert (await astore.get_conversation(conversation_id="c")) == meta
+    page = await astore.list_conversations(user_id="u")
+    assert [c.conversation_id for c in page.items] == ["c"]
+    assert astore.to_openai_input(messages) == [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+    ]
+    popped = await astore.pop_message(conversation_id="c")
+    assert popped is not None and popped.content == "hello"
+    await astore.delete_message(conversation_id="c", message_id=mid)
+    await astore.clear_messages(conversation_id="c")
+    assert (await astore.delete_user_data(user_id="u")) == 1
+    await astore.delete_conversation(conversation_id="c")
+    assert (await aprompt_context(astore, conversation_id="c")).messages == []
+    with pytest.raises(MemoryValidationError, match="limit"):
+        await astore.get_messages(conversation_id="c", limit=0)
+
+
+async def test_concurrent_tasks_append_in_one_order(astore: AsyncConversationStore) -> None:
+    async def writer(n: int) -> None:
+        for i in range(20):
+            await astore.append_message(conversation_id="c", role="user", content=[n, i])
+
+    async with anyio.create_task_group() as tg:
+        for n in range(5):
+            tg.start_soon(writer, n)
+    history = await astore.get_history(conversation_id="c")
+    assert len(history) == 100
+    for n in range(5):
+        assert [m.content[1] for m in history if m.content[0] == n] == list(range(20))
+
+
+async def test_async_context_manager_closes(backend_url: str) -> None:
+    async with AsyncConversationStore(backend_url) as astore:
+        await astore.append_message(conversation_id="c", role="user", content="x")
+    assert isinstance(astore.sync, ConversationStore)

@@ -1,0 +1,105 @@
+"""Opening stores: URLs, the default, migrations, and the lazy framework entry points."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from convostore import AsyncConversationStore, ConversationStore, StorageError
+
+
+def test_default_url_is_a_file_in_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CONVOSTORE_URL", raising=False)
+    with ConversationStore() as store:
+        store.append_message(conversation_id="c", role="user", content="x")
+    assert (tmp_path / "convostore.db").exists()
+    monkeypatch.setenv("CONVOSTORE_URL", f"sqlite:///{tmp_path / 'other.db'}")
+    with ConversationStore() as store:
+        assert store.get_messages(conversation_id="c") == []
+    assert (tmp_path / "other.db").exists()
+
+
+def test_sqlite_file_uses_wal_and_reopens_with_its_data(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    with ConversationStore(url) as store:
+        store.append_message(conversation_id="c", role="user", content="kept")
+    with ConversationStore(url) as store:
+        assert [m.content for m in store.get_messages(conversation_id="c")] == ["kept"]
+    raw = sqlite3.connect(tmp_path / "a.db")
+    assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert raw.execute("SELECT component, version FROM convostore_schema").fetchall() == [
+        ("core", 1)
+    ]
+
+
+def test_full_durability_can_be_asked_for(tmp_path: Path) -> None:
+    with ConversationStore(f"sqlite:///{tmp_path / 'a.db'}?synchronous=full") as store:
+        store.append_message(conversation_id="c", role="user", content="x")
+    with pytest.raises(ValueError, match="synchronous must be"):
+        ConversationStore(f"sqlite:///{tmp_path / 'b.db'}?synchronous=sometimes")
+
+
+def test_an_older_schema_is_upgraded_in_place(backend_url: str) -> None:
+    """Opening runs the pending steps of every component, once."""
+    with ConversationStore(backend_url) as store:
+        steps = [["CREATE TABLE demo_items (id INTEGER PRIMARY KEY)"]]
+        store.backend.migrate("demo", steps)
+        store.backend.migrate("demo", steps)  # already at version 1: nothing runs
+        steps.append(["ALTER TABLE demo_items ADD COLUMN note TEXT"])
+        store.backend.migrate("demo", steps)
+        store.backend.write(
+            lambda tx: tx.execute("INSERT INTO demo_items (id, note) VALUES (?, ?)", [1, "n"])
+        )
+        rows = store.backend.read(
+            lambda tx: tx.execute("SELECT component, version FROM convostore_schema")
+        )
+        assert sorted(rows) == [("core", 1), ("demo", 2)]
+
+
+def test_a_store_that_cannot_connect_says_so() -> None:
+    from convostore.backends.postgres import PostgresBackend
+
+    with pytest.raises(StorageError, match="cannot connect to PostgreSQL"):
+        PostgresBackend("postgresql://postgres@127.0.0.1:1/none?connect_timeout=1", timeout=2)
+
+
+def test_closed_store_refuses_work(tmp_path: Path) -> None:
+    store = ConversationStore(f"sqlite:///{tmp_path / 'a.db'}")
+    store.close()
+    with pytest.raises(Exception, match="closed"):
+        store.get_messages(conversation_id="c")
+
+
+def test_a_callers_pool_is_used(pg_schema_url: str) -> None:
+    from psycopg_pool import ConnectionPool
+
+    with ConnectionPool(pg_schema_url, min_size=1, max_size=2, open=True) as pool:
+        store = ConversationStore(pool=pool)
+        store.append_message(conversation_id="c", role="user", content="pooled")
+        store.close()  # the caller's pool stays open
+        assert not pool.closed
+        with pool.connection() as conn:
+            assert conn.execute("SELECT count(*) FROM convostore_messages").fetchone() == (1,)
+
+
+@pytest.mark.parametrize(
+    ("attribute", "package"),
+    [
+        ("langgraph_checkpointer", "convostore-langgraph"),
+        ("langgraph_store", "convostore-langgraph"),
+        ("openai_session", "convostore-openai"),
+        ("claude_session_store", "convostore-claude"),
+    ],
+)
+def test_entry_points_name_the_package_to_install(attribute: str, package: str) -> None:
+    """In the core's own environment no adapter is installed: the error says what to install."""
+    calls = {"openai_session": ("c",), "claude_session_store": ()}
+    for store in (ConversationStore("memory://"), AsyncConversationStore("memory://")):
+        with pytest.raises(ImportError, match=f"pip install {package}"):  # noqa: PT012
+            entry = getattr(store, attribute)  # the LangGraph entry points are attributes
+            if attribute in calls:
+                entry(*calls[attribute])

@@ -1,0 +1,198 @@
+"""Bad input gets the documented error, naming the argument and the limit, and writes nothing."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from convostore import (
+    ConversationOwnershipError,
+    ConversationStore,
+    MemoryQuotaExceededError,
+    MemoryValidationError,
+)
+
+OK = {"conversation_id": "c", "role": "user", "content": "hello"}
+
+
+class Opaque:
+    pass
+
+
+BAD_APPENDS: list[tuple[dict[str, Any], str]] = [
+    ({"conversation_id": ""}, r"conversation_id must be 1 to 256 bytes of UTF-8, got 0 bytes"),
+    (
+        {"conversation_id": "x" * 257},
+        r"conversation_id must be 1 to 256 bytes of UTF-8, got 257 bytes",
+    ),
+    ({"conversation_id": "é" * 129}, r"got 258 bytes"),
+    ({"conversation_id": 42}, r"conversation_id must be a str, got int"),
+    ({"conversation_id": "a\x00b"}, r"conversation_id must not contain NUL"),
+    ({"role": "robot"}, r"role must be one of user, assistant, system, tool; got 'robot'"),
+    ({"content": None}, r"content must be a str, a list or a dict, got NoneType"),
+    ({"content": 12}, r"content must be a str, a list or a dict, got int"),
+    ({"content": {"x": math.nan}}, r"content\['x'\]: nan is not valid JSON"),
+    ({"content": [math.inf]}, r"content\[0\]: inf is not valid JSON"),
+    ({"content": {"s": {1, 2}}}, r"content\['s'\]: set is not JSON-serializable"),
+    ({"content": {"o": Opaque()}}, r"content\['o'\]: Opaque is not JSON-serializable"),
+    ({"content": {1: "int key"}}, r"content: keys must be str, got int"),
+    ({"metadata": ["not", "a", "dict"]}, r"metadata must be a dict, got list"),
+    ({"metadata": {"n": math.nan}}, r"metadata\['n'\]: nan is not valid JSON"),
+    ({"user_id": ""}, r"user_id must be 1 to 256 bytes"),
+    ({"message_id": "m" * 257}, r"message_id must be 1 to 256 bytes of UTF-8, got 257 bytes"),
+]
+
+
+@pytest.fixture
+def seeded(store: ConversationStore) -> ConversationStore:
+    store.append_message(conversation_id="c", role="user", content="kept", user_id="alice")
+    store.update_conversation(conversation_id="c", metadata={"title": "t"})
+    return store
+
+
+@pytest.mark.parametrize(("override", "message"), BAD_APPENDS)
+def test_bad_append_is_refused_before_writing(
+    snapshot: Any, seeded: ConversationStore, override: dict[str, Any], message: str
+) -> None:
+    before = snapshot(seeded)
+    with pytest.raises(MemoryValidationError, match=message):
+        seeded.append_message(**{**OK, **override})
+    assert snapshot(seeded) == before
+
+
+def test_deeper_than_json_can_nest_is_refused(snapshot: Any, seeded: ConversationStore) -> None:
+    deep: Any = "bottom"
+    for _ in range(2000):
+        deep = [deep]
+    before = snapshot(seeded)
+    with pytest.raises(MemoryValidationError, match="nested deeper than 900 levels"):
+        seeded.append_message(**{**OK, "content": deep})
+    assert snapshot(seeded) == before
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"limit": 0}, "limit must be between 1 and 100, got 0"),
+        ({"limit": 101}, "limit must be between 1 and 100, got 101"),
+        ({"limit": True}, "limit must be an int, got bool"),
+        ({"order": "sideways"}, "order must be 'asc' or 'desc'"),
+        ({"after": "a", "before": "b"}, "after and before are mutually exclusive"),
+        ({"after": "msg_unknown"}, "after: no message 'msg_unknown'"),
+    ],
+)
+def test_bad_get_messages_arguments(
+    seeded: ConversationStore, kwargs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(MemoryValidationError, match=message):
+        seeded.get_messages(conversation_id="c", **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"limit": 0}, "limit must be between 1 and 100, got 0"),
+        ({"limit": 101}, "limit must be between 1 and 100, got 101"),
+        ({"order": "up"}, "order must be 'asc' or 'desc'"),
+        ({"after": "x", "before": "y"}, "after and before are mutually exclusive"),
+        ({"after": "not-a-cursor"}, "after: 'not-a-cursor' is not a cursor"),
+        ({"user_id": "u" * 300}, "user_id must be 1 to 256 bytes"),
+    ],
+)
+def test_bad_list_conversations_arguments(
+    seeded: ConversationStore, kwargs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(MemoryValidationError, match=message):
+        seeded.list_conversations(**kwargs)
+
+
+def test_content_over_the_size_limit_is_refused(
+    snapshot: Any, small_store: ConversationStore
+) -> None:
+    small_store.append_message(**OK)
+    before = snapshot(small_store)
+    with pytest.raises(
+        MemoryValidationError, match=r"content is 1002 bytes serialized; the limit is 1000 bytes"
+    ):
+        small_store.append_message(**{**OK, "content": "x" * 1000})
+    with pytest.raises(MemoryValidationError, match=r"metadata is .* the limit is 500 bytes"):
+        small_store.update_conversation(conversation_id="c", metadata={"big": "y" * 600})
+    assert snapshot(small_store) == before
+
+
+def test_the_default_content_limit_is_50_mb(store: ConversationStore) -> None:
+    with pytest.raises(MemoryValidationError, match=r"the limit is 52428800 bytes"):
+        store.append_message(**{**OK, "content": "x" * (50 * 1024 * 1024)})
+    assert store.get_messages(conversation_id="c") == []
+
+
+def test_merged_metadata_over_the_limit_is_refused_atomically(
+    snapshot: Any, small_store: ConversationStore
+) -> None:
+    small_store.update_conversation(conversation_id="c", metadata={"a": "x" * 300})
+    before = snapshot(small_store)
+    with pytest.raises(MemoryValidationError, match="the limit is 500 bytes"):
+        small_store.update_conversation(conversation_id="c", metadata={"b": "y" * 300})
+    assert snapshot(small_store) == before
+
+
+def test_the_message_past_the_quota_is_refused(
+    snapshot: Any, small_store: ConversationStore
+) -> None:
+    for i in range(5):
+        small_store.append_message(**{**OK, "content": f"m{i}"})
+    before = snapshot(small_store)
+    with pytest.raises(
+        MemoryQuotaExceededError, match="holds 5 messages; appending 1 would pass the limit of 5"
+    ):
+        small_store.append_message(**OK)
+    with pytest.raises(MemoryQuotaExceededError):
+        small_store.append_messages(
+            conversation_id="c", messages=[{"role": "user", "content": "x"}]
+        )
+    assert snapshot(small_store) == before
+    small_store.delete_message(
+        conversation_id="c", message_id=small_store.get_messages(conversation_id="c")[0].message_id
+    )
+    small_store.append_message(**OK)  # room again after a delete
+
+
+def test_the_10001st_message_is_refused(store: ConversationStore) -> None:
+    batch = [{"role": "user", "content": f"m{i}"} for i in range(1000)]
+    for _ in range(10):
+        store.append_messages(conversation_id="big", messages=batch)  # type: ignore[arg-type]
+    with pytest.raises(MemoryQuotaExceededError, match=r"holds 10000 messages; .* limit of 10000"):
+        store.append_message(conversation_id="big", role="user", content="one too many")
+    meta = store.get_conversation(conversation_id="big")
+    assert meta is not None and meta.message_count == 10_000
+    newest = store.get_messages(conversation_id="big", order="desc", limit=1)
+    assert newest[0].content == "m999"
+
+
+def test_another_users_conversation_writes_nothing(
+    snapshot: Any, seeded: ConversationStore
+) -> None:
+    before = snapshot(seeded)
+    with pytest.raises(ConversationOwnershipError, match="user_id 'mallory'"):
+        seeded.append_message(**{**OK, "user_id": "mallory"})
+    assert snapshot(seeded) == before
+
+
+def test_update_message_bad_input_leaves_the_message(
+    snapshot: Any, seeded: ConversationStore
+) -> None:
+    mid = seeded.get_messages(conversation_id="c")[0].message_id
+    before = snapshot(seeded)
+    with pytest.raises(MemoryValidationError, match="content"):
+        seeded.update_message(conversation_id="c", message_id=mid, content={"bad": math.nan})
+    with pytest.raises(MemoryValidationError, match="metadata must be a dict"):
+        seeded.update_message(conversation_id="c", message_id=mid, metadata=[1])  # type: ignore[arg-type]
+    assert snapshot(seeded) == before
+
+
+def test_bad_urls_are_refused() -> None:
+    with pytest.raises(MemoryValidationError, match="url scheme 'mysql'"):
+        ConversationStore("mysql://x")
+    with pytest.raises(MemoryValidationError, match="names no file"):
+        ConversationStore("sqlite:///")
