@@ -320,13 +320,11 @@ class ConversationStore(_Views):
             updated_at=None,
         )
 
-    def _lock_or_create(
-        self, tx: Tx, cid: str, user_id: str | None, now: int, metadata: str | None = None
-    ) -> ConversationRow:
+    def _lock_or_create(self, tx: Tx, cid: str, user_id: str | None, now: int) -> ConversationRow:
         """Lock the conversation's row, creating it first if needed; enforce its owner."""
         row = (
             tx.conversation(cid, lock=True)
-            or tx.create_conversation(cid, user_id, now, metadata)
+            or tx.create_conversation(cid, user_id, now)
             or tx.conversation(cid, lock=True)
         )
         assert row is not None  # created, or created by a concurrent writer

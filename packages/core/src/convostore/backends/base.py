@@ -108,13 +108,13 @@ class Tx(ABC):
         return ConversationRow(*rows[0]) if rows else None
 
     def create_conversation(
-        self, cid: str, user_id: str | None, now: int, metadata: str | None
+        self, cid: str, user_id: str | None, now: int
     ) -> ConversationRow | None:
         """Insert a conversation; None if it already exists (a concurrent writer won)."""
         rows = self.execute(
             "INSERT INTO convostore_conversations"
-            f" ({_CONV}) VALUES (?, ?, ?, ?, 0, 1, ?) ON CONFLICT (id) DO NOTHING RETURNING {_CONV}",
-            [cid, user_id, now, now, metadata],
+            f" ({_CONV}) VALUES (?, ?, ?, ?, 0, 1, NULL) ON CONFLICT (id) DO NOTHING RETURNING {_CONV}",
+            [cid, user_id, now, now],
         )
         return ConversationRow(*rows[0]) if rows else None
 
