@@ -1,0 +1,406 @@
+"""``ConvostoreStore``: LangGraph's ``BaseStore`` (long-term memory) on a convostore database."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import math
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import anyio.to_thread
+from convostore import ConversationStore
+from convostore.backends import Tx
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    InvalidNamespaceError,
+    Item,
+    ListNamespacesOp,
+    MatchCondition,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    TTLConfig,
+    validate_op_namespace,
+)
+
+from ._open import StoreLike, open_store
+from ._schema import migrate
+
+__all__ = ["ConvostoreStore"]
+
+OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_COLS = "prefix, key, value, created_at, updated_at, ttl_minutes"
+_ALIVE = "(expires_at IS NULL OR expires_at > ?)"
+
+
+def _now_us() -> int:
+    return time.time_ns() // 1000
+
+
+def _when(us: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=int(us))
+
+
+def _check_filter(name: str, value: Any) -> None:
+    """Refuse unknown ``$`` operators anywhere in a filter, before anything runs."""
+    if isinstance(value, Mapping):
+        for key, sub in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{name}: filter keys must be strings, got {key!r}")
+            if key.startswith("$") and key not in OPERATORS:
+                raise ValueError(
+                    f"{name}: unsupported filter operator {key!r};"
+                    f" supported: {', '.join(sorted(OPERATORS))}"
+                )
+            _check_filter(name, sub)
+    elif isinstance(value, list | tuple):
+        for sub in value:
+            _check_filter(name, sub)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _order(left: Any, right: Any, op: str) -> bool:
+    """``$gt`` and friends: numbers as numbers (exactly, also past 2**53), strings as strings;
+    anything else (a missing key, mixed types) does not match."""
+    if not ((_number(left) and _number(right)) or (type(left) is str and type(right) is str)):
+        return False
+    if op == "$gt":
+        return bool(left > right)
+    if op == "$gte":
+        return bool(left >= right)
+    if op == "$lt":
+        return bool(left < right)
+    return bool(left <= right)
+
+
+def _matches(value: Any, wanted: Any) -> bool:
+    """InMemoryStore's filter semantics (partial match of nested objects, lists element-wise),
+    with ordered operators comparing values of one kind instead of casting to float."""
+    if isinstance(wanted, Mapping):
+        if any(k.startswith("$") for k in wanted):
+            for op, operand in wanted.items():
+                if op == "$eq":
+                    ok = _matches(value, operand)
+                elif op == "$ne":
+                    ok = not _matches(value, operand)
+                else:
+                    ok = _order(value, operand, op)
+                if not ok:
+                    return False
+            return True
+        if not isinstance(value, Mapping):
+            return False
+        return all(_matches(value.get(k), v) for k, v in wanted.items())
+    if isinstance(wanted, list | tuple):
+        return (
+            isinstance(value, list | tuple)
+            and len(value) == len(wanted)
+            and all(_matches(a, b) for a, b in zip(value, wanted, strict=True))
+        )
+    return bool(value == wanted)
+
+
+def _path_matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    path = condition.path
+    if len(namespace) < len(path):
+        return False
+    if condition.match_type == "prefix":
+        pairs = zip(namespace, path, strict=False)
+    elif condition.match_type == "suffix":
+        pairs = zip(reversed(namespace), reversed(path), strict=False)
+    else:
+        raise ValueError(f"match_type must be 'prefix' or 'suffix', got {condition.match_type!r}")
+    return all(p in ("*", n) for n, p in pairs)
+
+
+class ConvostoreStore(BaseStore):
+    """A LangGraph ``BaseStore`` with ``batch`` and ``abatch`` (and so every sync and async
+    method), namespace-prefix search, filter operators, ``list_namespaces`` and TTL.
+
+    ``store`` is a ``ConversationStore``, an ``AsyncConversationStore``, a URL or ``None`` (the
+    default URL). ``ttl`` is a LangGraph ``TTLConfig``: ``default_ttl`` (minutes) applies to
+    puts that pass no ``ttl``; ``refresh_on_read`` (default True) extends an item's life when
+    it is read; ``sweep_interval_minutes`` is the period of ``start_ttl_sweeper()``. Expired
+    items are never returned, swept or not. ``clock`` gives the time in microseconds.
+    """
+
+    supports_ttl = True
+
+    def __init__(
+        self,
+        store: StoreLike = None,
+        *,
+        ttl: TTLConfig | None = None,
+        clock: Callable[[], int] = _now_us,
+    ) -> None:
+        self.clock = clock
+        self.store: ConversationStore
+        self.store, self._owns_store = open_store(store)
+        self.backend = self.store.backend
+        self.ttl_config = ttl
+        self._sweeper: threading.Thread | None = None
+        self._sweeper_stop = threading.Event()
+        migrate(self.backend)
+
+    @classmethod
+    def from_url(cls, url: str, **kwargs: Any) -> ConvostoreStore:
+        """Open the database at ``url`` (closed again by ``close()``)."""
+        return cls(url, **kwargs)
+
+    def close(self) -> None:
+        """Stop the sweeper and close the database if this store opened it."""
+        self.stop_ttl_sweeper()
+        if self._owns_store:
+            self.store.close()
+
+    def __enter__(self) -> ConvostoreStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- batch ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _check(op: Op) -> None:
+        if not isinstance(op, GetOp | SearchOp | PutOp | ListNamespacesOp):
+            raise TypeError(f"unknown operation type: {type(op).__name__}")
+        validate_op_namespace(op)
+        if isinstance(op, GetOp | PutOp) and not isinstance(op.key, str):
+            raise TypeError(f"key must be a string, got {type(op.key).__name__}")
+        if isinstance(op, PutOp):
+            if not op.namespace:
+                raise InvalidNamespaceError("Namespace cannot be empty.")
+            if op.namespace[0] == "langgraph":
+                raise InvalidNamespaceError(
+                    f'Root label for namespace cannot be "langgraph". Got: {op.namespace}'
+                )
+            if op.value is not None and not isinstance(op.value, Mapping):
+                raise TypeError(f"value must be a dict or None, got {type(op.value).__name__}")
+            if op.ttl is not None and (
+                not _number(op.ttl) or not math.isfinite(op.ttl) or op.ttl <= 0
+            ):
+                raise ValueError(f"ttl must be a positive number of minutes, got {op.ttl!r}")
+        if isinstance(op, SearchOp):
+            _check_filter("filter", op.filter)
+            if op.limit < 0 or op.offset < 0:
+                raise ValueError(
+                    f"limit and offset must be >= 0, got limit={op.limit} offset={op.offset}"
+                )
+        if isinstance(op, ListNamespacesOp) and (op.limit < 0 or op.offset < 0):
+            raise ValueError(
+                f"limit and offset must be >= 0, got limit={op.limit} offset={op.offset}"
+            )
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run ``ops`` in one transaction: every read sees the state before this batch's
+        writes (as the reference stores do), and the last put of a key wins."""
+        ops = list(ops)
+        for op in ops:
+            self._check(op)
+        puts: dict[tuple[tuple[str, ...], str], tuple[PutOp, str | None]] = {}
+        for op in ops:
+            if isinstance(op, PutOp):
+                encoded = None
+                if op.value is not None:
+                    try:
+                        encoded = json.dumps(dict(op.value), allow_nan=False)
+                    except (TypeError, ValueError) as exc:
+                        raise ValueError(
+                            f"value of {op.namespace!r} / {op.key!r} is not JSON: {exc}"
+                        ) from exc
+                puts[(op.namespace, op.key)] = (op, encoded)
+        now = self.clock()
+
+        def reads(tx: Tx) -> tuple[list[Result], list[tuple[str, str, float]]]:
+            results: list[Result] = []
+            touched: list[tuple[str, str, float]] = []
+            for op in ops:
+                if isinstance(op, GetOp):
+                    results.append(self._get(tx, op, now, touched))
+                elif isinstance(op, SearchOp):
+                    results.append(self._search(tx, op, now, touched))
+                elif isinstance(op, ListNamespacesOp):
+                    results.append(self._list_namespaces(tx, op, now))
+                else:
+                    results.append(None)
+            return results, touched
+
+        def writes(tx: Tx, touched: list[tuple[str, str, float]]) -> None:
+            if touched:
+                tx.executemany(
+                    "UPDATE lg_store SET expires_at = ? WHERE prefix = ? AND key = ?",
+                    [(now + int(ttl * 60_000_000), p, k) for p, k, ttl in touched],
+                )
+            for (namespace, key), (op, encoded) in puts.items():
+                prefix = ".".join(namespace)
+                if encoded is None:
+                    tx.execute("DELETE FROM lg_store WHERE prefix = ? AND key = ?", [prefix, key])
+                    continue
+                expires = None if op.ttl is None else now + int(op.ttl * 60_000_000)
+                tx.execute(
+                    "INSERT INTO lg_store (prefix, key, value, created_at, updated_at,"
+                    " expires_at, ttl_minutes) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                    " ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value,"
+                    " updated_at = excluded.updated_at, expires_at = excluded.expires_at,"
+                    " ttl_minutes = excluded.ttl_minutes,"
+                    " created_at = CASE WHEN lg_store.expires_at IS NOT NULL"
+                    " AND lg_store.expires_at <= excluded.updated_at"
+                    " THEN excluded.created_at ELSE lg_store.created_at END",
+                    [prefix, key, encoded, now, now, expires, op.ttl],
+                )
+
+        if puts:
+
+            def both(tx: Tx) -> list[Result]:
+                results, touched = reads(tx)
+                writes(tx, touched)
+                return results
+
+            return self.backend.write(both)
+        results, touched = self.backend.read(reads)
+        if touched:
+            self.backend.write(lambda tx: writes(tx, touched))
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """``batch`` on a worker thread."""
+        ops = list(ops)
+        return await anyio.to_thread.run_sync(self.batch, ops)
+
+    # -- the operations -----------------------------------------------------------------------
+
+    @staticmethod
+    def _item(row: Sequence[Any], cls: type[Item] = Item) -> Any:
+        return cls(
+            namespace=tuple(row[0].split(".")),
+            key=row[1],
+            value=json.loads(row[2]),
+            created_at=_when(row[3]),
+            updated_at=_when(row[4]),
+        )
+
+    def _refresh(
+        self, refresh: bool, row: Sequence[Any], touched: list[tuple[str, str, float]]
+    ) -> None:
+        if refresh and row[5] is not None:
+            touched.append((row[0], row[1], float(row[5])))
+
+    def _get(
+        self, tx: Tx, op: GetOp, now: int, touched: list[tuple[str, str, float]]
+    ) -> Item | None:
+        rows = tx.execute(
+            f"SELECT {_COLS} FROM lg_store WHERE prefix = ? AND key = ? AND {_ALIVE}",
+            [".".join(op.namespace), op.key, now],
+        )
+        if not rows:
+            return None
+        self._refresh(op.refresh_ttl, rows[0], touched)
+        item: Item = self._item(rows[0])
+        return item
+
+    def _search(
+        self, tx: Tx, op: SearchOp, now: int, touched: list[tuple[str, str, float]]
+    ) -> list[SearchItem]:
+        where = [_ALIVE]
+        params: list[Any] = [now]
+        if op.namespace_prefix:
+            prefix = ".".join(op.namespace_prefix)
+            # the namespace itself and its children, never a sibling that merely starts alike
+            where.append("(prefix = ? OR (prefix > ? AND prefix < ?))")
+            params += [prefix, prefix + ".", prefix + "/"]
+        sql = (
+            f"SELECT {_COLS} FROM lg_store WHERE {' AND '.join(where)}"
+            " ORDER BY updated_at DESC, prefix, key"
+        )
+        if op.filter:
+            rows = [
+                r
+                for r in tx.execute(sql, params)
+                if all(_matches(json.loads(r[2]).get(k), v) for k, v in op.filter.items())
+            ]
+            rows = rows[op.offset : op.offset + op.limit]
+        else:
+            rows = tx.execute(sql + " LIMIT ? OFFSET ?", [*params, op.limit, op.offset])
+        items: list[SearchItem] = []
+        for row in rows:
+            self._refresh(op.refresh_ttl, row, touched)
+            items.append(self._item(row, SearchItem))
+        return items
+
+    def _list_namespaces(self, tx: Tx, op: ListNamespacesOp, now: int) -> list[tuple[str, ...]]:
+        rows = tx.execute(f"SELECT DISTINCT prefix FROM lg_store WHERE {_ALIVE}", [now])
+        namespaces = [tuple(r[0].split(".")) for r in rows]
+        if op.match_conditions:
+            namespaces = [
+                ns for ns in namespaces if all(_path_matches(c, ns) for c in op.match_conditions)
+            ]
+        if op.max_depth is not None:
+            namespaces = list({ns[: op.max_depth] for ns in namespaces})
+        return sorted(namespaces)[op.offset : op.offset + op.limit]
+
+    # -- TTL ----------------------------------------------------------------------------------
+
+    def sweep_ttl(self) -> int:
+        """Delete expired items now; return how many went."""
+        now = self.clock()
+        return self.backend.write(
+            lambda tx: len(
+                tx.execute(
+                    "DELETE FROM lg_store WHERE expires_at IS NOT NULL AND expires_at <= ?"
+                    " RETURNING key",
+                    [now],
+                )
+            )
+        )
+
+    async def asweep_ttl(self) -> int:
+        """``sweep_ttl`` on a worker thread."""
+        return await anyio.to_thread.run_sync(self.sweep_ttl)
+
+    def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> concurrent.futures.Future[None]:
+        """Sweep every ``sweep_interval_minutes`` (default: the TTL config's, else 5) on a
+        daemon thread until ``stop_ttl_sweeper()``. The future completes when it stops."""
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        if self._sweeper is not None and self._sweeper.is_alive():
+            future.set_result(None)
+            return future
+        interval = sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes")
+        seconds = float(interval or 5) * 60
+        self._sweeper_stop.clear()
+
+        def loop() -> None:
+            try:
+                while not self._sweeper_stop.wait(seconds):
+                    self.sweep_ttl()
+            finally:
+                future.set_result(None)
+
+        self._sweeper = threading.Thread(target=loop, name="convostore-ttl-sweeper", daemon=True)
+        self._sweeper.start()
+        return future
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; True once it has stopped (or none was running)."""
+        thread = self._sweeper
+        if thread is None:
+            return True
+        self._sweeper_stop.set()
+        thread.join(timeout)
+        if thread.is_alive():
+            return False
+        self._sweeper = None
+        return True

@@ -1,0 +1,70 @@
+"""The three ways to get a saver and a store: from a core store's entry points, from a store
+(blocking or async), or from a URL; and the errors for arguments that cannot work."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from convostore import AsyncConversationStore, ConversationStore
+from convostore_langgraph import ConvostoreSaver, ConvostoreStore
+from lg_graphs import three_node_graph, user
+
+
+def test_entry_points_on_a_core_store(backend_url: str) -> None:
+    with ConversationStore(backend_url) as db:
+        saver = db.langgraph_checkpointer
+        store = db.langgraph_store
+        assert isinstance(saver, ConvostoreSaver)
+        assert isinstance(store, ConvostoreStore)
+        assert saver is db.langgraph_checkpointer  # one per store
+        assert saver.store is db and store.store is db
+        graph = three_node_graph().compile(checkpointer=saver, store=store)
+        cfg: Any = {"configurable": {"thread_id": "t"}}
+        graph.invoke(user("hi", 0), cfg)
+        store.put(("ns",), "k", {"v": 1})
+        assert ConvostoreSaver(db).get_tuple(cfg) is not None
+        assert ConvostoreStore(db).get(("ns",), "k") is not None
+
+
+def test_from_an_async_store(backend_url: str) -> None:
+    async def go() -> None:
+        async with AsyncConversationStore(backend_url) as db:
+            saver = db.langgraph_checkpointer
+            assert isinstance(saver, ConvostoreSaver)
+            assert saver is db.sync.langgraph_checkpointer
+            assert ConvostoreStore(db).store is db.sync
+            graph = three_node_graph().compile(checkpointer=saver)
+            cfg: Any = {"configurable": {"thread_id": "t"}}
+            await graph.ainvoke(user("hi", 0), cfg)
+            assert (await graph.aget_state(cfg)).values["turns"] == 1
+
+    asyncio.run(go())
+
+
+def test_from_a_url_owns_and_closes_its_database(shared_url: str) -> None:
+    with ConvostoreSaver(shared_url) as saver:
+        three_node_graph().compile(checkpointer=saver).invoke(
+            user("hi", 0), {"configurable": {"thread_id": "t"}}
+        )
+    with ConvostoreSaver.from_url(shared_url) as again:
+        assert again.get_tuple({"configurable": {"thread_id": "t"}}) is not None
+    with ConvostoreStore.from_url(shared_url) as store:
+        store.put(("a",), "k", {"v": 1})
+    with ConvostoreStore(shared_url) as store:
+        item = store.get(("a",), "k")
+        assert item is not None and item.value == {"v": 1}
+
+
+def test_arguments_that_cannot_work(saver: ConvostoreSaver) -> None:
+    with pytest.raises(TypeError, match="store must be"):
+        ConvostoreSaver(42)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="thread_ids"):
+        saver.prune("thread-1")
+    with pytest.raises(ValueError, match="strategy"):
+        saver.prune(["t"], strategy="keep_some")
+    with pytest.raises(TypeError, match="run_ids"):
+        saver.delete_for_runs("run-1")
+    with pytest.raises(TypeError, match="filter"):
+        list(saver.list(None, filter={1: "x"}))  # type: ignore[dict-item]
