@@ -1,1 +1,5 @@
-"""An OpenAI Agents SDK Session on convostore."""
+"""An OpenAI Agents SDK Session on convostore: a session is a conversation."""
+
+from .session import ConvostoreSession, item_role
+
+__all__ = ["ConvostoreSession", "item_role"]

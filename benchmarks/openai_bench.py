@@ -1,0 +1,249 @@
+"""ConvostoreSession against the Agents SDK's own sessions, side by side in one run.
+
+    .venvs/openai/bin/python benchmarks/openai_bench.py [--reps 7]
+
+SQLite: ``agents.SQLiteSession`` on a file against ``ConvostoreSession`` on a file.
+PostgreSQL (when reachable at $CONVOSTORE_TEST_PG, default postgresql://postgres@127.0.0.1:5432/test):
+``SQLAlchemySession`` (asyncpg) against ``ConvostoreSession`` (psycopg), each in a fresh schema.
+
+Workloads: ``add`` = 100 x ``add_items(10 items)`` into an empty session; ``get all`` =
+``get_items()`` of a 10,000-item session; ``get 20`` = ``get_items(limit=20)`` of the same.
+The two sides alternate repetition by repetition so machine noise hits both; the garbage
+collector is off inside timed sections. Cells are median (min) in milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from agents import SQLiteSession
+from convostore_openai import ConvostoreSession
+
+PG_URL = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def items(count: int, start: int = 0) -> list[dict[str, Any]]:
+    """A realistic rotation: user message, function call, its output, assistant message."""
+    out: list[dict[str, Any]] = []
+    for n in range(start, start + count):
+        kind = n % 4
+        if kind == 0:
+            out.append({"role": "user", "content": f"What's the weather in city {n}?"})
+        elif kind == 1:
+            out.append(
+                {
+                    "arguments": '{"city": "Paris"}',
+                    "call_id": f"call_{n}",
+                    "id": f"fc_{n}",
+                    "name": "get_weather",
+                    "type": "function_call",
+                }
+            )
+        elif kind == 2:
+            out.append(
+                {"call_id": f"call_{n - 1}", "output": "Sunny, 22C", "type": "function_call_output"}
+            )
+        else:
+            out.append(
+                {
+                    "content": [{"annotations": [], "text": "It is sunny.", "type": "output_text"}],
+                    "id": f"msg_{n}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "type": "message",
+                }
+            )
+    return out
+
+
+BATCHES = [items(10, 10 * b) for b in range(100)]
+FILL = [items(100, 100 * b) for b in range(100)]
+
+
+async def timed(fn: Callable[[], Awaitable[Any]]) -> float:
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        await fn()
+        return (time.perf_counter() - start) * 1000
+    finally:
+        gc.enable()
+
+
+async def add_run(session: Any) -> None:
+    for batch in BATCHES:
+        await session.add_items(batch)
+
+
+def cell(samples: list[float]) -> str:
+    return f"{statistics.median(samples):.2f} ({min(samples):.2f})"
+
+
+class Side:
+    """One store under test: makes sessions, and says how big its files are."""
+
+    def __init__(self, name: str, make: Callable[[str], Any], close: Callable[[Any], Any]) -> None:
+        self.name = name
+        self.make = make
+        self.close = close
+        self.add: list[float] = []
+        self.get_all: list[float] = []
+        self.get_20: list[float] = []
+        self.bytes: int | None = None
+
+
+async def maybe_await(value: Any) -> None:
+    if asyncio.iscoroutine(value):
+        await value
+
+
+async def bench_pair(sides: list[Side], reps: int) -> None:
+    for rep in range(reps):
+        for side in sides[rep % len(sides) :] + sides[: rep % len(sides)]:
+            session = side.make(f"add-{rep}-{uuid.uuid4().hex[:6]}")
+            side.add.append(await timed(lambda s=session: add_run(s)))
+            assert len(await session.get_items()) == 1000
+            await maybe_await(side.close(session))
+    big = []
+    for side in sides:
+        session = side.make("big")
+        for batch in FILL:
+            await session.add_items(batch)
+        big.append(session)
+    expected = [item for batch in FILL for item in batch]
+    for session in big:
+        assert await session.get_items() == expected
+        assert await session.get_items(limit=20) == expected[-20:]
+    for rep in range(2 * reps + 1):
+        pairs = list(zip(sides, big, strict=True))
+        for side, session in pairs[rep % len(pairs) :] + pairs[: rep % len(pairs)]:
+            side.get_all.append(await timed(session.get_items))
+            side.get_20.append(await timed(lambda s=session: s.get_items(limit=20)))
+    for side, session in zip(sides, big, strict=True):
+        await maybe_await(side.close(session))
+
+
+def file_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+
+
+def print_table(title: str, anchor: Side, *others: Side) -> None:
+    print(f"\n{title}")
+    head = " | ".join(f"{o.name} ms | ratio" for o in others)
+    print(f"| workload | {anchor.name} ms | {head} |")
+    print("|---|---|" + "---|---|" * len(others))
+    for label, attr in (
+        ("100 x add_items(10)", "add"),
+        ("get_items() of 10,000", "get_all"),
+        ("get_items(limit=20) of 10,000", "get_20"),
+    ):
+        a = getattr(anchor, attr)
+        cells = [
+            f"{cell(getattr(o, attr))} | {statistics.median(getattr(o, attr)) / statistics.median(a):.2f}x"
+            for o in others
+        ]
+        print(f"| {label} | {cell(a)} | {' | '.join(cells)} |")
+    if anchor.bytes is not None and all(o.bytes is not None for o in others):
+        cells = [f"{o.bytes:,} | {o.bytes / anchor.bytes:.2f}x" for o in others]  # type: ignore[operator]
+        print(f"| bytes on disk, 10,000 items | {anchor.bytes:,} | {' | '.join(cells)} |")
+
+
+async def sqlite_pair(reps: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        anchor = Side(
+            "SQLiteSession",
+            lambda sid: SQLiteSession(sid, root / f"agents-{sid}.db"),
+            lambda s: s.close(),
+        )
+        ours = Side(
+            "ConvostoreSession",
+            lambda sid: ConvostoreSession(sid, url=f"sqlite:///{root / f'convo-{sid}.db'}"),
+            lambda s: s.aclose(),
+        )
+        # SQLiteSession runs SQLite's default synchronous=FULL (an fsync per commit); convostore
+        # defaults to NORMAL in WAL mode. The third side pays the same fsync as the anchor.
+        full = Side(
+            "ConvostoreSession FULL",
+            lambda sid: ConvostoreSession(
+                sid, url=f"sqlite:///{root / f'full-{sid}.db'}?synchronous=FULL"
+            ),
+            lambda s: s.aclose(),
+        )
+        await bench_pair([anchor, ours, full], reps)
+        anchor.bytes = file_bytes(root / "agents-big.db")
+        ours.bytes = file_bytes(root / "convo-big.db")
+        full.bytes = file_bytes(root / "full-big.db")
+        print_table("SQLite file (WAL)", anchor, ours, full)
+
+
+async def postgres_pair(reps: int) -> None:
+    try:
+        import psycopg
+        from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        with psycopg.connect(PG_URL, connect_timeout=3, autocommit=True) as conn:
+            conn.execute("SELECT 1")
+    except Exception as exc:  # not installed or not reachable: say so and skip
+        print(f"\nPostgreSQL pair skipped: {exc}")
+        return
+    schemas = [f"bench_{uuid.uuid4().hex[:10]}" for _ in range(2)]
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        for schema in schemas:
+            conn.execute(f"CREATE SCHEMA {schema}")
+    engine = create_async_engine(
+        PG_URL.replace("postgresql://", "postgresql+asyncpg://", 1),
+        connect_args={"server_settings": {"search_path": schemas[0]}},
+    )
+    from convostore import AsyncConversationStore
+
+    store = AsyncConversationStore(f"{PG_URL}?options={quote(f'-csearch_path={schemas[1]}')}")
+    try:
+        anchor = Side(
+            "SQLAlchemySession (asyncpg)",
+            lambda sid: SQLAlchemySession(sid, engine=engine, create_tables=True),
+            lambda s: None,
+        )
+        ours = Side(
+            "ConvostoreSession (psycopg)",
+            lambda sid: ConvostoreSession(sid, store=store),
+            lambda s: None,
+        )
+        await bench_pair([anchor, ours], reps)
+        print_table("PostgreSQL 127.0.0.1", anchor, ours)
+    finally:
+        await engine.dispose()
+        await store.aclose()
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            for schema in schemas:
+                conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reps", type=int, default=7, help="repetitions of each workload")
+    parser.add_argument("--only", choices=["sqlite", "postgres"], help="run one pair only")
+    args = parser.parse_args()
+    print(f"python {sys.version.split()[0]}, {args.reps} reps; cells: median (min) ms")
+    if args.only != "postgres":
+        await sqlite_pair(args.reps)
+    if args.only != "sqlite":
+        await postgres_pair(args.reps)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

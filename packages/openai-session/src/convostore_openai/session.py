@@ -1,0 +1,262 @@
+"""``ConvostoreSession``: an OpenAI Agents SDK ``Session`` whose items are convostore messages."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+from agents.memory.session_settings import SessionSettings
+from convostore import (
+    AsyncConversationStore,
+    ConversationStore,
+    MemoryValidationError,
+    MessageInput,
+    Role,
+)
+from convostore._validate import check_id
+
+if TYPE_CHECKING:
+    from agents.items import TResponseInputItem
+    from agents.run_context import RunContextWrapper
+
+__all__ = ["ConvostoreSession", "item_role"]
+
+TenantOf = Callable[["RunContextWrapper[Any]"], str]
+"""Reads the tenant (a user id) from the run context: ``lambda w: w.context.tenant_id``."""
+
+TENANT_SEPARATOR = ":"
+
+# Responses item types whose content is a tool's answer: stored with role "tool".
+_OUTPUT_TYPES = frozenset(
+    {
+        "function_call_output",
+        "custom_tool_call_output",
+        "computer_call_output",
+        "local_shell_call_output",
+        "shell_call_output",
+        "apply_patch_call_output",
+        "tool_search_output",
+        "program_output",
+        "mcp_approval_response",
+    }
+)
+_MESSAGE_ROLES: dict[object, Role] = {
+    "user": "user",
+    "assistant": "assistant",
+    "system": "system",
+    "developer": "system",
+}
+# Core error messages name the batch entry as "messages[i].content" (or "content" alone).
+_CORE_LABEL = re.compile(r"^(?:messages\[(\d+)\]\.)?content")
+
+
+def item_role(item: Mapping[str, Any]) -> Role:
+    """The convostore role of a Responses item: a message keeps its role (``developer`` is
+    stored as ``system``), tool outputs are ``tool``, everything else the model produced
+    (calls, reasoning, hosted tool calls, compaction) is ``assistant``."""
+    kind = item.get("type")
+    if kind is None or kind == "message":
+        role = _MESSAGE_ROLES.get(item.get("role"))
+        if role is not None:
+            return role
+    return "tool" if kind in _OUTPUT_TYPES else "assistant"
+
+
+def _check_limit(name: str, value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MemoryValidationError(f"{name} must be None or an int, got {type(value).__name__}")
+    return value
+
+
+class ConvostoreSession:
+    """An Agents SDK ``Session`` over one convostore conversation.
+
+    ``session_id`` is the conversation id: every item is one message of that conversation, in
+    order, so the history is readable with ``store.get_messages`` and convertible with
+    ``store.to_openai_input`` / ``store.to_anthropic_messages``.
+
+    ``store`` is a ``ConversationStore`` or an ``AsyncConversationStore``; otherwise ``url``
+    (or the default store) is opened and owned by the session (``close()`` closes it).
+    ``max_items`` becomes ``session_settings=SessionSettings(limit=max_items)``, so the Runner
+    reads only the newest items and drops tool outputs whose call fell out of the window.
+    ``user_id`` makes the conversation owned (``list_conversations(user_id=...)``).
+    ``tenant`` reads a tenant id from the run context: each call that carries the Runner's
+    ``wrapper`` then works on the conversation ``"<tenant>:<session_id>"`` owned by that tenant.
+    """
+
+    session_id: str
+    session_settings: SessionSettings | None
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        store: ConversationStore | AsyncConversationStore | None = None,
+        url: str | None = None,
+        max_items: int | None = None,
+        session_settings: SessionSettings | None = None,
+        user_id: str | None = None,
+        tenant: TenantOf | None = None,
+    ) -> None:
+        if store is not None and url is not None:
+            raise MemoryValidationError("store and url are mutually exclusive; pass one of them")
+        if max_items is not None and session_settings is not None:
+            raise MemoryValidationError(
+                "max_items and session_settings are mutually exclusive; pass one of them"
+            )
+        if isinstance(store, ConversationStore):
+            self._store = AsyncConversationStore(sync=store)
+            self._owns_store = False
+        elif isinstance(store, AsyncConversationStore):
+            self._store = store
+            self._owns_store = False
+        elif store is None:
+            self._store = AsyncConversationStore(url)
+            self._owns_store = True
+        else:
+            raise MemoryValidationError(
+                "store must be a ConversationStore or an AsyncConversationStore,"
+                f" got {type(store).__name__}"
+            )
+        try:
+            self.session_id = check_id("session_id", session_id, self._store.limits)
+            limit = self._check_arguments(max_items, user_id, tenant)
+            self.session_settings = session_settings or SessionSettings(limit=limit)
+        except BaseException:
+            self.close()  # a store this session opened is not left open
+            raise
+        self.user_id = user_id
+        self.tenant = tenant
+
+    def _check_arguments(self, max_items: object, user_id: object, tenant: object) -> int | None:
+        if user_id is not None:
+            check_id("user_id", user_id, self._store.limits)
+        if tenant is not None and not callable(tenant):
+            raise MemoryValidationError(
+                f"tenant must be a callable taking the run context wrapper, got {tenant!r}"
+            )
+        limit = _check_limit("max_items", max_items)
+        if limit is not None and limit < 0:
+            raise MemoryValidationError(f"max_items must be None or an int >= 0, got {limit}")
+        return limit
+
+    @property
+    def store(self) -> AsyncConversationStore:
+        """The store the items live in."""
+        return self._store
+
+    def conversation_id(self, wrapper: RunContextWrapper[Any] | None = None) -> str:
+        """The conversation holding this session's items (for a call carrying ``wrapper``)."""
+        return self._target(wrapper)[0]
+
+    def _target(self, wrapper: RunContextWrapper[Any] | None) -> tuple[str, str | None]:
+        """The conversation id and owner a call works on."""
+        if self.tenant is None:
+            return self.session_id, self.user_id
+        if wrapper is None:
+            raise MemoryValidationError(
+                "wrapper: this session is scoped per tenant, so every call needs the run"
+                " context wrapper (the Runner passes it; pass wrapper=... when calling directly)"
+            )
+        tenant = self.tenant(wrapper)
+        check_id("tenant", tenant, self._store.limits)
+        if TENANT_SEPARATOR in tenant:
+            raise MemoryValidationError(
+                f"tenant {tenant!r} must not contain {TENANT_SEPARATOR!r}"
+                " (it separates the tenant from the session id)"
+            )
+        cid = f"{tenant}{TENANT_SEPARATOR}{self.session_id}"
+        check_id("conversation_id (tenant:session_id)", cid, self._store.limits)
+        return cid, tenant
+
+    # -- the Session protocol --------------------------------------------------------------
+
+    async def get_items(
+        self, limit: int | None = None, *, wrapper: RunContextWrapper[Any] | None = None
+    ) -> list[TResponseInputItem]:
+        """The newest ``limit`` items (all when None and no ``max_items``), oldest first.
+
+        An explicit ``limit`` is never clamped; ``limit <= 0`` gives ``[]``.
+        """
+        cid, _ = self._target(wrapper)
+        if limit is None and self.session_settings is not None:
+            limit = self.session_settings.limit
+        limit = _check_limit("limit", limit)
+        if limit is not None and limit <= 0:
+            return []
+        return await self._store.get_contents(conversation_id=cid, last=limit)
+
+    async def add_items(
+        self,
+        items: list[TResponseInputItem],
+        *,
+        wrapper: RunContextWrapper[Any] | None = None,
+    ) -> None:
+        """Append ``items`` in one transaction: all of them are stored, or none."""
+        cid, user_id = self._target(wrapper)
+        if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
+            raise MemoryValidationError(
+                f"items must be a list of item dicts, got {type(items).__name__}"
+            )
+        messages: list[MessageInput] = []
+        for index, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise MemoryValidationError(
+                    f"items[{index}] must be a dict (a Responses input item),"
+                    f" got {type(item).__name__}"
+                )
+            content = item if isinstance(item, dict) else dict(item)
+            messages.append({"role": item_role(item), "content": content})
+        if not messages:
+            return
+        try:
+            await self._store.append_messages(
+                conversation_id=cid, messages=messages, user_id=user_id
+            )
+        except MemoryValidationError as exc:
+            text = _CORE_LABEL.sub(lambda m: f"items[{m.group(1) or 0}]", str(exc), count=1)
+            raise MemoryValidationError(text) from None
+
+    async def pop_item(
+        self, *, wrapper: RunContextWrapper[Any] | None = None
+    ) -> TResponseInputItem | None:
+        """Remove and return the newest item atomically; None when the session is empty."""
+        cid, _ = self._target(wrapper)
+        message = await self._store.pop_message(conversation_id=cid)
+        return None if message is None else message.content
+
+    async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
+        """Delete every item; the conversation (its metadata and owner) stays."""
+        cid, _ = self._target(wrapper)
+        await self._store.clear_messages(conversation_id=cid)
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the store if the session opened it (a store you passed in stays open)."""
+        if self._owns_store:
+            self._store.sync.close()
+
+    async def aclose(self) -> None:
+        """``close()`` on a worker thread."""
+        if self._owns_store:
+            await self._store.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        limit = self.session_settings.limit if self.session_settings else None
+        return f"ConvostoreSession(session_id={self.session_id!r}, max_items={limit!r})"
