@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+
 import anyio
+import anyio.to_thread
 import pytest
 from convostore import (
     AsyncConversationStore,
@@ -69,3 +72,37 @@ async def test_async_context_manager_closes(backend_url: str) -> None:
     async with AsyncConversationStore(backend_url) as astore:
         await astore.append_message(conversation_id="c", role="user", content="x")
     assert isinstance(astore.sync, ConversationStore)
+
+
+async def test_a_cancelled_call_finishes_its_write_before_the_cancellation(
+    backend_url: str,
+) -> None:
+    """Cancellation cannot stop a write midway: it propagates once the write has settled, so
+    what the caller can read afterwards never changes behind its back."""
+    entered, release = threading.Event(), threading.Event()
+
+    def slow_clock() -> int:
+        entered.set()
+        release.wait(10)
+        return 1_000
+
+    async with AsyncConversationStore(backend_url, clock=slow_clock) as astore:
+        writer_scope = anyio.CancelScope()
+        finished: list[bool] = []
+
+        async def writer() -> None:
+            with writer_scope:
+                await astore.append_message(conversation_id="c", role="user", content="x")
+                await anyio.sleep(0)  # trio delivers the cancellation at the next checkpoint
+            finished.append(writer_scope.cancelled_caught)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(writer)
+            await anyio.to_thread.run_sync(entered.wait)
+            writer_scope.cancel()
+            await anyio.sleep(0.05)
+            assert finished == []  # cancelled, but still waiting for its write
+            release.set()
+        assert finished == [True]
+        messages = await astore.get_messages(conversation_id="c")
+        assert [m.content for m in messages] == ["x"]

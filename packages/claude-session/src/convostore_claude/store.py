@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar, cast
 
-import anyio.to_thread
 from claude_agent_sdk import (
     SessionKey,
     SessionListSubkeysKey,
@@ -18,10 +17,11 @@ from claude_agent_sdk import (
     fold_session_summary,
 )
 from convostore import AsyncConversationStore, ConversationStore, Limits
-from convostore._validate import check_id
 from convostore.errors import MemoryValidationError, MessageIdConflictError
 from convostore.models import Message
 from convostore.store import MessageInput
+from convostore.threads import run_in_thread
+from convostore.validation import check_id
 
 from . import _sql
 from ._keys import (
@@ -99,7 +99,7 @@ class ConvostoreSessionStore(SessionStore):
             self.store.close()
 
     async def aclose(self) -> None:
-        await anyio.to_thread.run_sync(self.close)
+        await run_in_thread(self.close)
 
     async def __aenter__(self) -> Self:
         return self
@@ -116,7 +116,7 @@ class ConvostoreSessionStore(SessionStore):
     async def _run(fn: Callable[[], T]) -> T:
         # Without abandon_on_cancel the thread's transaction finishes (or rolls back) before a
         # cancellation is delivered: an append is stored whole or not at all.
-        return await anyio.to_thread.run_sync(fn)
+        return await run_in_thread(fn)
 
     # -- SessionStore ------------------------------------------------------------------------
 

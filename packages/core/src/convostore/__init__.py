@@ -1,6 +1,5 @@
 """convostore: a conversation store for AI agents."""
 
-from ._validate import Limits
 from .convert import to_anthropic_messages, to_anthropic_system, to_openai_input
 from .errors import (
     ConflictError,
@@ -16,6 +15,8 @@ from .errors import (
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
 from .store import AsyncConversationStore, ConversationStore, MessageInput
 from .summary import PromptContext, afold_summary, aprompt_context, fold_summary, prompt_context
+from .threads import run_in_thread
+from .validation import Limits
 
 __all__ = [
     "AsyncConversationStore",
@@ -41,6 +42,7 @@ __all__ = [
     "aprompt_context",
     "fold_summary",
     "prompt_context",
+    "run_in_thread",
     "to_anthropic_messages",
     "to_anthropic_system",
     "to_openai_input",

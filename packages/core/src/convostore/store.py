@@ -19,10 +19,18 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypedDict, TypeVar
 
-import anyio.to_thread
-
 from . import convert
-from ._validate import (
+from .backends import DEFAULT_URL, Backend, ConversationRow, MessageRow, Tx, open_backend
+from .errors import (
+    ConversationOwnershipError,
+    MemoryQuotaExceededError,
+    MemoryValidationError,
+    MessageIdConflictError,
+    MessageNotFoundError,
+)
+from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
+from .threads import run_in_thread
+from .validation import (
     Limits,
     check_cursors,
     check_id,
@@ -34,15 +42,6 @@ from ._validate import (
     encode_content,
     encode_metadata,
 )
-from .backends import DEFAULT_URL, Backend, ConversationRow, MessageRow, Tx, open_backend
-from .errors import (
-    ConversationOwnershipError,
-    MemoryQuotaExceededError,
-    MemoryValidationError,
-    MessageIdConflictError,
-    MessageNotFoundError,
-)
-from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -612,8 +611,7 @@ def _in_thread(
     """The async form of a ``ConversationStore`` method: the same call, on a worker thread."""
 
     async def run(self: AsyncConversationStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        call = functools.partial(method, self.sync, *args, **kwargs)
-        return await anyio.to_thread.run_sync(call)
+        return await run_in_thread(functools.partial(method, self.sync, *args, **kwargs))
 
     functools.update_wrapper(run, method)
     return run

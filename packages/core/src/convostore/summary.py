@@ -14,6 +14,7 @@ from typing import Any
 
 from .models import ConversationMeta, Message
 from .store import AsyncConversationStore, ConversationStore
+from .threads import run_in_thread
 
 SUMMARY_KEY = "summary"
 UNTIL_KEY = "summarizedUntil"
@@ -94,9 +95,7 @@ async def aprompt_context(
     store: AsyncConversationStore, *, conversation_id: str, max_messages: int = 100
 ) -> PromptContext:
     """``prompt_context`` for an ``AsyncConversationStore``."""
-    import anyio.to_thread
-
-    return await anyio.to_thread.run_sync(
+    return await run_in_thread(
         lambda: prompt_context(
             store.sync, conversation_id=conversation_id, max_messages=max_messages
         )
@@ -111,15 +110,9 @@ async def afold_summary(
     keep_last: int = 20,
 ) -> ConversationMeta | None:
     """``fold_summary`` for an ``AsyncConversationStore``; ``summarize`` may be async."""
-    import anyio.to_thread
-
-    previous, new = await anyio.to_thread.run_sync(
-        lambda: _to_fold(store.sync, conversation_id, keep_last)
-    )
+    previous, new = await run_in_thread(lambda: _to_fold(store.sync, conversation_id, keep_last))
     if not new:
         return None
     result = summarize(previous, new)
     text = await result if inspect.isawaitable(result) else result
-    return await anyio.to_thread.run_sync(
-        lambda: _write(store.sync, conversation_id, text, new[-1])
-    )
+    return await run_in_thread(lambda: _write(store.sync, conversation_id, text, new[-1]))

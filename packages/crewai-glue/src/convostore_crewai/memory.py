@@ -10,6 +10,7 @@ word, and the score is the cosine of the two word sets, in 0..1 like CrewAI's ow
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -19,10 +20,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import anyio.to_thread
 from convostore import MemoryValidationError
-from convostore._validate import check_id
 from convostore.backends import Tx
+from convostore.threads import run_in_thread
+from convostore.validation import check_id
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
 from . import _memory_sql as sql
@@ -372,7 +373,7 @@ class ConvostoreMemoryStorage:
             self.backend.write(lambda tx: sql.touch(tx, record_ids, now))
 
     async def asave(self, records: list[MemoryRecord]) -> None:
-        await anyio.to_thread.run_sync(self.save, records)
+        await run_in_thread(functools.partial(self.save, records))
 
     async def asearch(  # noqa: PLR0917 - StorageBackend's signature
         self,
@@ -383,7 +384,7 @@ class ConvostoreMemoryStorage:
         limit: int = 10,
         min_score: float = 0.0,
     ) -> list[tuple[MemoryRecord, float]]:
-        return await anyio.to_thread.run_sync(
+        return await run_in_thread(
             lambda: self.search(
                 query_embedding, scope_prefix, categories, metadata_filter, limit, min_score
             )
@@ -397,7 +398,7 @@ class ConvostoreMemoryStorage:
         older_than: datetime | None = None,
         metadata_filter: dict[str, Any] | None = None,
     ) -> int:
-        return await anyio.to_thread.run_sync(
+        return await run_in_thread(
             lambda: self.delete(scope_prefix, categories, record_ids, older_than, metadata_filter)
         )
 

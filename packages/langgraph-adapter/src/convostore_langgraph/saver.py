@@ -20,9 +20,9 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import anyio.to_thread
 from convostore import ConversationStore
 from convostore.backends import Tx
+from convostore.threads import run_in_thread
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -144,10 +144,11 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
     A store you pass stays yours to close; one opened from a URL is closed by ``close()``.
     ``serde`` is the serializer for channel values and writes (an ``EncryptedSerializer`` works).
 
-    On PostgreSQL, ``put`` and ``put_writes`` commit with ``synchronous_commit=off`` unless
-    ``durable_commits=True``: the guarantee of SQLite's default ``synchronous=NORMAL`` (a crash
-    of the database machine can lose the last moments of checkpoints, never corrupt or reorder
-    them). On SQLite the URL decides (``sqlite:///f.db?synchronous=FULL``).
+    On PostgreSQL every commit is durable; ``durable_commits=False`` commits ``put`` and
+    ``put_writes`` with ``synchronous_commit=off``, the guarantee of SQLite's default
+    ``synchronous=NORMAL`` (a crash of the database machine can lose the last moments of
+    checkpoints, never corrupt or reorder them). On SQLite the URL decides
+    (``sqlite:///f.db?synchronous=FULL``).
     """
 
     def __init__(
@@ -157,7 +158,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         serde: SerializerProtocol | None = None,
         max_delta_depth: int = 128,
         cache_size: int = 1024,
-        durable_commits: bool = False,
+        durable_commits: bool = True,
     ) -> None:
         super().__init__(serde=serde)
         self.durable_commits = durable_commits
@@ -188,7 +189,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await anyio.to_thread.run_sync(self.close)
+        await run_in_thread(self.close)
 
     # -- encoding -------------------------------------------------------------------------
 
@@ -982,7 +983,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
     # -- async surface: the same calls on worker threads ------------------------------------
 
     async def _run(self, fn: Callable[[], R]) -> R:
-        return await anyio.to_thread.run_sync(fn)
+        return await run_in_thread(fn)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         return await self._run(functools.partial(self.get_tuple, config))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import json
 import math
 import threading
@@ -11,9 +12,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import anyio.to_thread
 from convostore import ConversationStore
 from convostore.backends import Tx
+from convostore.threads import run_in_thread
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -277,7 +278,7 @@ class ConvostoreStore(BaseStore):
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """``batch`` on a worker thread."""
         ops = list(ops)
-        return await anyio.to_thread.run_sync(self.batch, ops)
+        return await run_in_thread(functools.partial(self.batch, ops))
 
     # -- the operations -----------------------------------------------------------------------
 
@@ -367,7 +368,7 @@ class ConvostoreStore(BaseStore):
 
     async def asweep_ttl(self) -> int:
         """``sweep_ttl`` on a worker thread."""
-        return await anyio.to_thread.run_sync(self.sweep_ttl)
+        return await run_in_thread(self.sweep_ttl)
 
     def start_ttl_sweeper(
         self, sweep_interval_minutes: float | None = None

@@ -1,0 +1,33 @@
+"""The bridge from async code to the blocking engine, shared by the async store and adapters."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TypeVar
+
+import anyio.to_thread
+import sniffio
+
+T = TypeVar("T")
+
+
+async def run_in_thread(call: Callable[[], T]) -> T:
+    """Run ``call`` on a worker thread and return its result, under asyncio or trio.
+
+    A cancelled caller still waits for ``call`` to finish before the cancellation propagates
+    (a write is never left in flight behind the caller's back), as ``anyio.to_thread`` does.
+    Under asyncio the loop's executor is used directly: it costs half of anyio's hop.
+    """
+    if sniffio.current_async_library() != "asyncio":
+        return await anyio.to_thread.run_sync(call)
+    future = asyncio.get_running_loop().run_in_executor(None, call)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        while not future.done():
+            try:
+                await asyncio.wait([future])
+            except asyncio.CancelledError:
+                continue  # still finishing the call; the cancellation is already on its way
+        raise
