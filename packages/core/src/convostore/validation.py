@@ -1,4 +1,5 @@
-"""Argument checks and JSON encoding: every rule here runs before anything is written."""
+"""Argument checks and JSON encoding, shared by the store and the adapters: every rule here runs
+before anything is written."""
 
 from __future__ import annotations
 
@@ -103,7 +104,7 @@ def encode_json(name: str, value: Any, max_bytes: int) -> str:
     _check_json(value, name)
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        size = len(text.encode("utf-8"))
+        size = len(text) if text.isascii() else len(text.encode("utf-8"))
     except UnicodeEncodeError:  # lone surrogates: keep them as \\u escapes
         text = json.dumps(value, separators=(",", ":"), allow_nan=False)
         size = len(text)

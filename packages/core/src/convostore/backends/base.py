@@ -171,10 +171,11 @@ class Tx(ABC):
         return [ConversationRow(*r) for r in self.execute(sql, [*params, limit])]
 
     def insert_messages(self, cid: str, rows: Sequence[MessageRow]) -> None:
-        self.executemany(
-            f"INSERT INTO convostore_messages (conversation_id, {_MSG}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(cid, *row) for row in rows],
-        )
+        sql = f"INSERT INTO convostore_messages (conversation_id, {_MSG}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        if len(rows) == 1:
+            self.execute(sql, [cid, *rows[0]])
+        else:
+            self.executemany(sql, [(cid, *row) for row in rows])
 
     def messages_by_id(self, cid: str, ids: Sequence[str]) -> dict[str, MessageRow]:
         if not ids:
