@@ -318,8 +318,8 @@ def main() -> None:
                 pb_size,
             )
             sides["ConvostoreSaver (postgresql)"] = (ours(stack, pc), State, pc_size)
-            sides["ConvostoreSaver (pg, durable_commits)"] = (
-                ours(stack, pd, durable_commits=True),
+            sides["ConvostoreSaver (pg, durable_commits=False)"] = (
+                ours(stack, pd, durable_commits=False),
                 State,
                 pd_size,
             )
@@ -333,8 +333,8 @@ def main() -> None:
         if use_pg:
             raw["PostgresSaver"] = official_pg_saver(stack, pg_schema(stack)[0])
             raw["ConvostoreSaver (postgresql)"] = ours(stack, pg_schema(stack)[0])
-            raw["ConvostoreSaver (pg, durable_commits)"] = ours(
-                stack, pg_schema(stack)[0], durable_commits=True
+            raw["ConvostoreSaver (pg, durable_commits=False)"] = ours(
+                stack, pg_schema(stack)[0], durable_commits=False
             )
         raw_bench(raw, args.raw)
 

@@ -68,3 +68,19 @@ def test_arguments_that_cannot_work(saver: ConvostoreSaver) -> None:
         saver.delete_for_runs("run-1")
     with pytest.raises(TypeError, match="filter"):
         list(saver.list(None, filter={1: "x"}))  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize("durable", [True, False])
+def test_commit_durability_choice_keeps_the_same_results(backend_url: str, durable: bool) -> None:
+    """Durable commits by default; ``durable_commits=False`` (synchronous_commit=off on
+    PostgreSQL) stores and reads back the same checkpoints."""
+    with ConversationStore(backend_url) as db:
+        saver = ConvostoreSaver(db, durable_commits=durable)
+        assert ConvostoreSaver(db).durable_commits is True
+        graph = three_node_graph().compile(checkpointer=saver)
+        cfg: Any = {"configurable": {"thread_id": "t"}}
+        for turn in range(3):
+            graph.invoke(user(f"turn {turn}", turn), cfg)
+        state = graph.get_state(cfg)
+        assert state.values["turns"] == 3
+        assert len(list(saver.list(cfg))) == len(list(graph.get_state_history(cfg)))

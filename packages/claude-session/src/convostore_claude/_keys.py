@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
 
+from convostore import Limits
 from convostore.errors import MemoryValidationError
+from convostore.validation import check_id
 
 MAX_KEY_BYTES = 1024
 """The most UTF-8 bytes a ``project_key``, ``session_id`` or ``subpath`` may hold."""
@@ -43,20 +45,12 @@ def _encode(value: str, budget: int) -> str:
     return encoded if len(encoded) <= budget else "~" + _hash(value)[:40]
 
 
+_KEY_LIMITS = Limits(max_id_bytes=MAX_KEY_BYTES)
+
+
 def check_field(name: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise MemoryValidationError(f"{name} must be a str, got {type(value).__name__}")
-    try:
-        size = len(value.encode("utf-8"))
-    except UnicodeEncodeError:
-        raise MemoryValidationError(f"{name} is not valid UTF-8 (lone surrogate)") from None
-    if not 1 <= size <= MAX_KEY_BYTES:
-        raise MemoryValidationError(
-            f"{name} must be 1 to {MAX_KEY_BYTES} bytes of UTF-8, got {size} bytes"
-        )
-    if "\x00" in value:
-        raise MemoryValidationError(f"{name} must not contain NUL characters")
-    return value
+    """The core's id rule (a non-empty str without NUL), bounded at ``MAX_KEY_BYTES``."""
+    return check_id(name, value, _KEY_LIMITS)
 
 
 def parse_key(key: object, *, allow_subpath: bool = True) -> Key:

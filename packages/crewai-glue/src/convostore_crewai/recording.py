@@ -26,7 +26,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from convostore import ConversationStore, MessageInput
-from convostore._validate import check_id, check_optional_id
+from convostore.validation import check_id, check_optional_id
 from crewai.hooks.dispatch import InterceptionPoint, get_hooks, register
 
 from ._common import ErrorHandler, StoreLike, open_store, report

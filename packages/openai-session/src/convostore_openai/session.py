@@ -15,7 +15,7 @@ from convostore import (
     MessageInput,
     Role,
 )
-from convostore._validate import check_id
+from convostore.validation import check_id
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
