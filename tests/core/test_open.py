@@ -103,3 +103,13 @@ def test_entry_points_name_the_package_to_install(attribute: str, package: str) 
             entry = getattr(store, attribute)  # the LangGraph entry points are attributes
             if attribute in calls:
                 entry(*calls[attribute])
+
+
+def test_postgres_reads_are_read_only_and_writes_follow_on_the_same_pool(
+    pg_schema_url: str,
+) -> None:
+    with ConversationStore(pg_schema_url) as store:
+        with pytest.raises(StorageError, match="read-only transaction"):
+            store.backend.read(lambda tx: tx.execute("CREATE TABLE nope (a int)"))
+        store.append_message(conversation_id="c", role="user", content="written after a read")
+        assert store.get_messages(conversation_id="c")[0].content == "written after a read"

@@ -160,6 +160,9 @@ _RESPONSES_DROPPED = {
 }
 
 
+_MESSAGE_ROLES = frozenset({"user", "assistant", "system", "developer"})
+
+
 def _responses_output(output: Any) -> Any:
     """A tool output as result content: a str, or a list of content parts."""
     if isinstance(output, str) or output is None:
@@ -186,17 +189,7 @@ def _responses_item(item: Mapping[str, Any]) -> _Turn | None:
         return _Turn("results", [_Result(str(item.get("call_id")), output)])
     if kind in _RESPONSES_DROPPED:
         return _Turn("assistant", [])
-    if (
-        (kind == "message" or kind is None)
-        and item.get("role")
-        in (
-            "user",
-            "assistant",
-            "system",
-            "developer",
-        )
-        and "content" in item
-    ):
+    if kind in ("message", None) and item.get("role") in _MESSAGE_ROLES and "content" in item:
         role: Kind = "system" if item["role"] in ("system", "developer") else item["role"]
         inner = item["content"]
         return _Turn(role, _parts(inner), plain=isinstance(inner, str))

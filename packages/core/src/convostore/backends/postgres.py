@@ -87,10 +87,10 @@ class PostgresBackend(Backend):
         delay = 0.002
         while True:
             try:
-                with self.pool.connection() as conn, conn.transaction():
-                    if read_only:
-                        conn.execute("SET TRANSACTION READ ONLY")
-                    return fn(PostgresTx(conn))
+                with self.pool.connection() as conn:
+                    conn.read_only = read_only  # BEGIN READ ONLY: no extra round trip
+                    with conn.transaction():
+                        return fn(PostgresTx(conn))
             except _RETRYABLE as exc:
                 if time.monotonic() > deadline:
                     raise StorageError(f"PostgreSQL error: {exc}") from exc
