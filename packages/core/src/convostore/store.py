@@ -34,6 +34,7 @@ from .validation import (
     Limits,
     check_cursors,
     check_id,
+    check_last,
     check_limit,
     check_optional_id,
     check_order,
@@ -386,9 +387,7 @@ class ConversationStore(_Views):
         """Every message (or the newest ``last``), oldest first, in one read; for adapters that
         load a whole session. ``last=0`` gives ``[]``."""
         cid = check_id("conversation_id", conversation_id, self.limits)
-        if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 0):
-            raise MemoryValidationError(f"last must be None or an int >= 0, got {last!r}")
-        if last == 0:
+        if check_last(last) == 0:
             return []
         rows = self.backend.read(
             lambda tx: tx.page_messages(
@@ -403,9 +402,7 @@ class ConversationStore(_Views):
         """``get_history`` without the ``Message`` wrapping: each message's content, oldest
         first, in one read; for adapters whose stored items are the contents."""
         cid = check_id("conversation_id", conversation_id, self.limits)
-        if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 0):
-            raise MemoryValidationError(f"last must be None or an int >= 0, got {last!r}")
-        if last == 0:
+        if check_last(last) == 0:
             return []
         texts = self.backend.read(lambda tx: tx.message_contents(cid, last))
         # Every stored content is one JSON text: parse them all in one call.

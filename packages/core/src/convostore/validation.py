@@ -63,6 +63,13 @@ def check_limit(value: object, limits: Limits) -> int:
     return value
 
 
+def check_last(value: object) -> int | None:
+    """``last``: None (everything) or how many of the newest, ``>= 0``."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise MemoryValidationError(f"last must be None or an int >= 0, got {value!r}")
+    return value
+
+
 def check_order(value: object) -> Order:
     if value not in ("asc", "desc"):
         raise MemoryValidationError(f"order must be 'asc' or 'desc', got {value!r}")
