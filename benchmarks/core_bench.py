@@ -158,6 +158,7 @@ def fill(store: ConversationStore, cid: str, n: int) -> None:
 def bench_pages(store: ConversationStore, small: int, large: int) -> list[str]:
     fill(store, "small", small)
     fill(store, "large", large)
+    analyze(store)
     mid = store.get_messages(conversation_id="large", limit=1, order="desc")[0].message_id
 
     def page(cid: str) -> float:
@@ -245,13 +246,24 @@ def section_append(tmp: str, q: bool) -> None:
     )
 
 
+def on_both(path: str, measure: Callable[[ConversationStore], list[str]]) -> list[list[str]]:
+    """One table row per backend: ``measure`` on an SQLite file, then on a PostgreSQL schema."""
+    with ConversationStore(f"sqlite:///{path}") as store:
+        rows = [["SQLite", *measure(store)]]
+    with pg_schema() as url, ConversationStore(url) as store:
+        rows.append(["PostgreSQL", *measure(store)])
+    return rows
+
+
+def analyze(store: ConversationStore) -> None:
+    """Statistics as autovacuum keeps them in a running database: without them PostgreSQL's
+    planner takes a freshly loaded table for a tiny one and sorts instead of walking an index."""
+    store.backend.write(lambda tx: tx.execute("ANALYZE"))
+
+
 def section_pages(tmp: str, q: bool) -> None:
     large = 2_000 if q else 10_000
-    rows = []
-    with ConversationStore(f"sqlite:///{tmp}/p.db") as store:
-        rows.append(["SQLite", *bench_pages(store, 100, large)])
-    with pg_schema() as url, ConversationStore(url) as store:
-        rows.append(["PostgreSQL", *bench_pages(store, 100, large)])
+    rows = on_both(f"{tmp}/p.db", lambda store: bench_pages(store, 100, large))
     table(
         f"get_messages(limit=20): 100 against {large:,} messages in the conversation",
         ["backend", "100 msgs", f"{large:,} msgs", "ratio", f"before= cursor at {large:,}"],
@@ -265,11 +277,7 @@ def section_pages(tmp: str, q: bool) -> None:
 
 def section_list(tmp: str, q: bool) -> None:
     large = 5_000 if q else 100_000
-    rows = []
-    with ConversationStore(f"sqlite:///{tmp}/l.db") as store:
-        rows.append(["SQLite", *bench_list(store, 1_000, large)])
-    with pg_schema() as url, ConversationStore(url) as store:
-        rows.append(["PostgreSQL", *bench_list(store, 1_000, large)])
+    rows = on_both(f"{tmp}/l.db", lambda store: bench_list(store, 1_000, large))
     table(
         f"list_conversations(user_id=..., limit=20): a user with 1,000 against {large:,} conversations",
         ["backend", "1,000", f"{large:,}", "ratio", "after= cursor"],
