@@ -181,6 +181,7 @@ def bench_list(store: ConversationStore, small: int, large: int) -> list[str]:
             store.append_message(
                 conversation_id=f"{user}-{i}", role="user", content="x", user_id=user
             )
+    analyze(store)
     cursor = store.list_conversations(user_id="u_large", limit=20).next_cursor
 
     def listing(user: str) -> float:

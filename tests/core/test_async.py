@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -86,7 +90,8 @@ async def test_a_cancelled_call_finishes_its_write_before_the_cancellation(
         release.wait(10)
         return 1_000
 
-    async with AsyncConversationStore(backend_url, clock=slow_clock) as astore:
+    # inline=False: this call takes a worker thread, as a contended one does.
+    async with AsyncConversationStore(backend_url, clock=slow_clock, inline=False) as astore:
         writer_scope = anyio.CancelScope()
         finished: list[bool] = []
 
@@ -106,3 +111,97 @@ async def test_a_cancelled_call_finishes_its_write_before_the_cancellation(
         assert finished == [True]
         messages = await astore.get_messages(conversation_id="c")
         assert [m.content for m in messages] == ["x"]
+
+
+def _on_loop_thread() -> tuple[list[bool], Callable[[Any, Any], None]]:
+    """A fold that records whether the transaction ran on the calling (event loop) thread."""
+    loop_thread = threading.current_thread()
+    seen: list[bool] = []
+
+    def fold(metadata: Any, added: Any) -> None:
+        seen.append(threading.current_thread() is loop_thread)
+
+    return seen, fold
+
+
+async def test_an_uncontended_small_call_runs_on_the_event_loop(backend_url: str) -> None:
+    """On SQLite a free write runs inline (cheaper than a thread hop); PostgreSQL and
+    ``inline=False`` always take a worker thread."""
+    seen, fold = _on_loop_thread()
+    embedded = not backend_url.startswith("postgresql")
+    for inline in (True, False):
+        async with AsyncConversationStore(backend_url, inline=inline) as astore:
+            await astore.append_messages(
+                conversation_id=f"c{inline}", messages=[{"role": "user", "content": "x"}], fold=fold
+            )
+    assert seen == [embedded, False]
+
+
+async def test_a_caller_cancelled_before_the_call_writes_nothing(backend_url: str) -> None:
+    async with AsyncConversationStore(backend_url) as astore:
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await astore.append_message(conversation_id="c", role="user", content="x")
+        assert scope.cancelled_caught
+        assert await astore.get_messages(conversation_id="c") == []
+
+
+@pytest.mark.parametrize("holder", ["same store", "other store", "foreign connection"])
+async def test_a_call_that_would_wait_takes_a_thread_and_the_loop_keeps_running(
+    tmp_path: Path, holder: str
+) -> None:
+    """Whoever holds the write lock (another thread of this store, another convostore on the
+    file, or a program that ignores convostore's writer queue), the loop is never blocked:
+    the call moves to a thread, waits there, and lands after the holder's write."""
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    seen, fold = _on_loop_thread()
+    holding, release = threading.Event(), threading.Event()
+    with ConversationStore(url) as sync:
+        other = ConversationStore(url) if holder == "other store" else sync
+
+        def hold() -> None:
+            if holder == "foreign connection":
+                conn = sqlite3.connect(tmp_path / "db.sqlite", isolation_level=None)
+                conn.execute("BEGIN IMMEDIATE")
+                holding.set()
+                release.wait(10)
+                conn.execute("COMMIT")
+                conn.close()
+                return
+
+            def wait(metadata: Any, added: Any) -> None:
+                holding.set()
+                release.wait(10)
+
+            other.append_messages(
+                conversation_id="c", messages=[{"role": "user", "content": "first"}], fold=wait
+            )
+
+        astore = AsyncConversationStore(sync=sync)
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while not release.is_set():
+                ticks += 1
+                await anyio.sleep(0.005)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(anyio.to_thread.run_sync, hold)
+            await anyio.to_thread.run_sync(holding.wait)
+            tg.start_soon(ticker)
+
+            async def release_later() -> None:
+                await anyio.sleep(0.2)
+                release.set()
+
+            tg.start_soon(release_later)
+            await astore.append_messages(
+                conversation_id="c", messages=[{"role": "user", "content": "second"}], fold=fold
+            )
+        if other is not sync:
+            other.close()
+        assert ticks >= 10  # the loop ran while the call waited
+        assert seen == [False]  # on a worker thread
+        contents = [m.content for m in sync.get_history(conversation_id="c")]
+        assert contents == (["second"] if holder == "foreign connection" else ["first", "second"])

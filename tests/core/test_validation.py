@@ -12,6 +12,9 @@ from convostore import (
     MemoryQuotaExceededError,
     MemoryValidationError,
 )
+from convostore.validation import _check_json, encode_json
+from hypothesis import given
+from hypothesis import strategies as st
 
 OK = {"conversation_id": "c", "role": "user", "content": "hello"}
 
@@ -37,6 +40,8 @@ BAD_APPENDS: list[tuple[dict[str, Any], str]] = [
     ({"content": {"s": {1, 2}}}, r"content\['s'\]: set is not JSON-serializable"),
     ({"content": {"o": Opaque()}}, r"content\['o'\]: Opaque is not JSON-serializable"),
     ({"content": {1: "int key"}}, r"content: keys must be str, got int"),
+    ({"content": {"a": [{None: 1}]}}, r"content\['a'\]\[0\]: keys must be str, got NoneType"),
+    ({"content": {"a": ({True: 1},)}}, r"content\['a'\]\[0\]: keys must be str, got bool"),
     ({"metadata": ["not", "a", "dict"]}, r"metadata must be a dict, got list"),
     ({"metadata": {"n": math.nan}}, r"metadata\['n'\]: nan is not valid JSON"),
     ({"user_id": ""}, r"user_id must be 1 to 256 bytes"),
@@ -69,6 +74,63 @@ def test_deeper_than_json_can_nest_is_refused(snapshot: Any, seeded: Conversatio
     with pytest.raises(MemoryValidationError, match="nested deeper than 900 levels"):
         seeded.append_message(**{**OK, "content": deep})
     assert snapshot(seeded) == before
+
+
+def nested(levels: int, leaf: Any) -> Any:
+    for _ in range(levels):
+        leaf = [leaf]
+    return leaf
+
+
+@pytest.mark.parametrize(
+    ("levels", "leaf", "ok"), [(900, "x", True), (900, [], True), (901, "x", False)]
+)
+def test_the_depth_limit_is_exact(
+    store: ConversationStore, levels: int, leaf: Any, ok: bool
+) -> None:
+    """A value may sit at most 900 levels down: a scalar or an empty container, not more."""
+    content = nested(levels, leaf)
+    if ok:
+        store.append_message(**{**OK, "content": content})
+        assert store.get_history(conversation_id="c")[-1].content == content
+    else:
+        with pytest.raises(MemoryValidationError, match="nested deeper than 900 levels"):
+            store.append_message(**{**OK, "content": content})
+
+
+def test_a_circular_value_is_refused(store: ConversationStore) -> None:
+    loop: list[Any] = []
+    loop.append({"again": loop})
+    with pytest.raises(MemoryValidationError, match="content"):
+        store.append_message(**{**OK, "content": loop})
+    assert store.get_conversation(conversation_id="c") is None
+
+
+JSON_KEYS = st.one_of(st.text(max_size=3), st.integers(0, 3), st.booleans(), st.none())
+JSON_LIKE = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=3)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.tuples(inner), st.dictionaries(JSON_KEYS, inner, max_size=3)
+    ),
+    max_leaves=20,
+)
+
+
+@given(JSON_LIKE)
+def test_the_fast_shape_check_agrees_with_the_explaining_walk(value: Any) -> None:
+    """encode_json trusts ``_keeps_shape`` and ``json.dumps``; ``_check_json`` explains a refusal.
+    Both must refuse the same values, or a refusal would come without its reason."""
+    try:
+        _check_json(value, "content")
+        explained = True
+    except MemoryValidationError:
+        explained = False
+    try:
+        encode_json("content", value, 1 << 20)
+        encoded = True
+    except MemoryValidationError:
+        encoded = False
+    assert encoded == explained
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from convostore import AsyncConversationStore, ConversationStore, Limits
 from convostore.errors import MemoryValidationError, MessageIdConflictError
 from convostore.models import Message
 from convostore.store import MessageInput
-from convostore.threads import run_in_thread
+from convostore.threads import run_in_thread, run_sync
 from convostore.validation import check_id
 
 from . import _sql
@@ -112,11 +112,11 @@ class ConvostoreSessionStore(SessionStore):
     ) -> None:
         await self.aclose()
 
-    @staticmethod
-    async def _run(fn: Callable[[], T]) -> T:
-        # Without abandon_on_cancel the thread's transaction finishes (or rolls back) before a
-        # cancellation is delivered: an append is stored whole or not at all.
-        return await run_in_thread(fn)
+    async def _run(self, fn: Callable[[], T], *, inline: bool = False) -> T:
+        # A thread's transaction finishes (or rolls back) before a cancellation is delivered:
+        # an append is stored whole or not at all. ``inline``: small enough for the event loop
+        # when its locks are free (``convostore.run_sync``).
+        return await run_sync(fn, self.store.backend, inline=inline)
 
     # -- SessionStore ------------------------------------------------------------------------
 
@@ -125,7 +125,7 @@ class ConvostoreSessionStore(SessionStore):
         parsed = parse_key(key)
         batch, origins = _messages(entries)
         if batch:
-            await self._run(lambda: self._append_sync(parsed, batch, origins))
+            await self._run(lambda: self._append_sync(parsed, batch, origins), inline=True)
 
     def _append_sync(self, key: Key, batch: list[MessageInput], origins: list[int]) -> None:
         """The blocking body of ``append`` (``batch`` and ``origins`` from ``_messages``)."""

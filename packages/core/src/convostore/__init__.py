@@ -15,7 +15,7 @@ from .errors import (
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
 from .store import AsyncConversationStore, ConversationStore, MessageInput
 from .summary import PromptContext, afold_summary, aprompt_context, fold_summary, prompt_context
-from .threads import run_in_thread
+from .threads import run_in_thread, run_sync
 from .validation import Limits
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "fold_summary",
     "prompt_context",
     "run_in_thread",
+    "run_sync",
     "to_anthropic_messages",
     "to_anthropic_system",
     "to_openai_input",

@@ -29,7 +29,7 @@ from .errors import (
     MessageNotFoundError,
 )
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
-from .threads import run_in_thread
+from .threads import run_in_thread, run_sync
 from .validation import (
     Limits,
     check_cursors,
@@ -68,9 +68,10 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def new_message_id(now: int) -> str:
+def new_message_ids(now: int, count: int) -> list[str]:
     """``msg_`` + 12 hex digits of milliseconds + 20 random hex digits: sortable by time, unique."""
-    return f"msg_{now:012x}{secrets.token_hex(10)}"
+    noise = secrets.token_hex(10 * count)
+    return [f"msg_{now:012x}{noise[i : i + 20]}" for i in range(0, 20 * count, 20)]
 
 
 def _message(row: MessageRow) -> Message:
@@ -245,8 +246,10 @@ class ConversationStore(_Views):
         now = self.clock()
         single = len(messages) == 1
         prepared = [
-            self._prepare(item, now, "" if single else f"messages[{i}].")
-            for i, item in enumerate(messages)
+            self._prepare(item, now, "" if single else f"messages[{i}].", fresh)
+            for i, (item, fresh) in enumerate(
+                zip(messages, new_message_ids(now, len(messages)), strict=True)
+            )
         ]
         ids = [m.id for m in prepared]
         if len(set(ids)) != len(ids):
@@ -297,8 +300,9 @@ class ConversationStore(_Views):
 
         return self.backend.write(write)
 
-    def _prepare(self, item: object, now: int, label: str) -> MessageRow:
-        """Validate and serialize one message; ``label`` prefixes argument names in errors."""
+    def _prepare(self, item: object, now: int, label: str, fresh_id: str) -> MessageRow:
+        """Validate and serialize one message (``fresh_id`` unless it names its own id);
+        ``label`` prefixes argument names in errors."""
         if not isinstance(item, Mapping):
             raise MemoryValidationError(
                 f"{label or 'message'} must be a dict, got {type(item).__name__}"
@@ -312,7 +316,7 @@ class ConversationStore(_Views):
         mid = check_optional_id(f"{label}message_id", item.get("message_id"), limits)
         return MessageRow(
             seq=0,
-            id=mid or new_message_id(now),
+            id=mid or fresh_id,
             role=check_role(item.get("role"), f"{label}role"),
             content=encode_content(item["content"], limits, f"{label}content"),
             metadata=encode_metadata(item.get("metadata"), limits, f"{label}metadata"),
@@ -602,13 +606,25 @@ class ConversationStore(_Views):
         return module.ConvostoreStore(self)
 
 
-def _in_thread(
+def _bounded_last(limits: Limits, kwargs: Mapping[str, Any]) -> bool:
+    last = kwargs.get("last")
+    return isinstance(last, int) and last <= limits.max_page_size
+
+
+def _bridge(
     method: Callable[Concatenate[ConversationStore, P], R],
+    inline: bool | Callable[[Limits, Mapping[str, Any]], bool] = True,
 ) -> Callable[Concatenate[AsyncConversationStore, P], Coroutine[Any, Any, R]]:
-    """The async form of a ``ConversationStore`` method: the same call, on a worker thread."""
+    """The async form of a ``ConversationStore`` method: the same call through ``run_sync``.
+
+    ``inline`` says whether the call is small enough to try on the event loop: calls that may
+    touch a whole conversation or many (unbounded reads, bulk deletes) always take a thread.
+    """
 
     async def run(self: AsyncConversationStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        return await run_in_thread(functools.partial(method, self.sync, *args, **kwargs))
+        call = functools.partial(method, self.sync, *args, **kwargs)
+        small = inline(self.sync.limits, kwargs) if callable(inline) else inline
+        return await run_sync(call, self.sync.backend, inline=self.inline and small)
 
     functools.update_wrapper(run, method)
     return run
@@ -618,6 +634,8 @@ class AsyncConversationStore(_Views):
     """The async twin of ``ConversationStore`` (asyncio and trio): same methods, awaited.
 
     ``sync`` is the blocking store it runs on; both share one database connection.
+    On SQLite a small call whose locks are free runs on the event loop (``run_sync``);
+    ``inline=False`` sends every call to a worker thread instead.
     """
 
     def __init__(
@@ -628,25 +646,30 @@ class AsyncConversationStore(_Views):
         limits: Limits | None = None,
         clock: Callable[[], int] = now_ms,
         sync: ConversationStore | None = None,
+        inline: bool = True,
     ) -> None:
         self.sync = sync or ConversationStore(url, pool=pool, limits=limits, clock=clock)
+        self.inline = inline
 
-    append_message = _in_thread(ConversationStore.append_message)
-    append_messages = _in_thread(ConversationStore.append_messages)
-    get_messages = _in_thread(ConversationStore.get_messages)
-    get_message = _in_thread(ConversationStore.get_message)
-    get_history = _in_thread(ConversationStore.get_history)
-    get_contents = _in_thread(ConversationStore.get_contents)
-    pop_message = _in_thread(ConversationStore.pop_message)
-    update_message = _in_thread(ConversationStore.update_message)
-    delete_message = _in_thread(ConversationStore.delete_message)
-    clear_messages = _in_thread(ConversationStore.clear_messages)
-    get_conversation = _in_thread(ConversationStore.get_conversation)
-    list_conversations = _in_thread(ConversationStore.list_conversations)
-    update_conversation = _in_thread(ConversationStore.update_conversation)
-    delete_conversation = _in_thread(ConversationStore.delete_conversation)
-    delete_user_data = _in_thread(ConversationStore.delete_user_data)
-    aclose = _in_thread(ConversationStore.close)
+    append_message = _bridge(ConversationStore.append_message)
+    append_messages = _bridge(ConversationStore.append_messages)
+    get_messages = _bridge(ConversationStore.get_messages)
+    get_message = _bridge(ConversationStore.get_message)
+    get_history = _bridge(ConversationStore.get_history, _bounded_last)
+    get_contents = _bridge(ConversationStore.get_contents, _bounded_last)
+    pop_message = _bridge(ConversationStore.pop_message)
+    update_message = _bridge(ConversationStore.update_message)
+    delete_message = _bridge(ConversationStore.delete_message)
+    clear_messages = _bridge(ConversationStore.clear_messages, inline=False)
+    get_conversation = _bridge(ConversationStore.get_conversation)
+    list_conversations = _bridge(ConversationStore.list_conversations)
+    update_conversation = _bridge(ConversationStore.update_conversation)
+    delete_conversation = _bridge(ConversationStore.delete_conversation, inline=False)
+    delete_user_data = _bridge(ConversationStore.delete_user_data, inline=False)
+
+    async def aclose(self) -> None:
+        """``close()`` on a worker thread."""
+        await run_in_thread(self.sync.close)
 
     @property
     def limits(self) -> Limits:

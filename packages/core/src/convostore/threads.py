@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
+import anyio.lowlevel
 import anyio.to_thread
 import sniffio
+
+from .backends.base import WouldBlock
+
+if TYPE_CHECKING:
+    from .backends.base import Backend
 
 T = TypeVar("T")
 
@@ -31,3 +37,20 @@ async def run_in_thread(call: Callable[[], T]) -> T:
             except asyncio.CancelledError:
                 continue  # still finishing the call; the cancellation is already on its way
         raise
+
+
+async def run_sync(call: Callable[[], T], backend: Backend, *, inline: bool = True) -> T:
+    """Run ``call`` (transactions on ``backend``, see ``Backend.without_waiting``) from async code.
+
+    On an embedded database an ``inline`` call runs on the event loop when every lock it needs
+    is free (it then costs less than the hop to a thread); when one is taken, or on a server
+    database, it runs on a worker thread, so the loop never waits for a lock. Either way the
+    call starts with a checkpoint: other tasks get their turn and a cancellation lands first.
+    """
+    await anyio.lowlevel.checkpoint()
+    if inline and backend.inline:
+        try:
+            return backend.without_waiting(call)
+        except WouldBlock:
+            pass
+    return await run_in_thread(call)

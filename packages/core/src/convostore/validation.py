@@ -106,17 +106,44 @@ def _check_json(value: Any, path: str, depth: int = 0) -> None:
     raise MemoryValidationError(f"{path}: {type(value).__name__} is not JSON-serializable")
 
 
+_CONTAINERS = (dict, list, tuple)
+
+
+def _keeps_shape(value: Any, depth: int = 0) -> bool:
+    """Whether ``json.dumps`` keeps ``value``'s containers as they are (str keys only) within
+    ``_check_json``'s depth limit: its fast form, visiting containers only."""
+    if depth >= 900:
+        return not value
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return False
+            if isinstance(item, _CONTAINERS) and not _keeps_shape(item, depth + 1):
+                return False
+        return True
+    for item in value:  # a loop, not all(): one frame per level, as in _check_json
+        if isinstance(item, _CONTAINERS) and not _keeps_shape(item, depth + 1):
+            return False
+    return True
+
+
+# One encoder for every call: json.dumps with options builds a new one each time.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def encode_json(name: str, value: Any, max_bytes: int) -> str:
     """Serialize ``value`` exactly (``json.loads`` gives it back deep-equal) within ``max_bytes``."""
-    _check_json(value, name)
     try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = _ENCODER.encode(value)
         size = len(text) if text.isascii() else len(text.encode("utf-8"))
     except UnicodeEncodeError:  # lone surrogates: keep them as \\u escapes
         text = json.dumps(value, separators=(",", ":"), allow_nan=False)
         size = len(text)
-    except (ValueError, RecursionError) as exc:
+    except (ValueError, TypeError, RecursionError) as exc:
+        _check_json(value, name)  # names the offending value
         raise MemoryValidationError(f"{name}: not serializable as JSON ({exc})") from None
+    if isinstance(value, _CONTAINERS) and not _keeps_shape(value):
+        _check_json(value, name)
     if size > max_bytes:
         raise MemoryValidationError(
             f"{name} is {size} bytes serialized; the limit is {max_bytes} bytes"

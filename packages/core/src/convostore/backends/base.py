@@ -9,6 +9,10 @@ from typing import Any, NamedTuple, TypeVar
 T = TypeVar("T")
 
 
+class WouldBlock(Exception):
+    """Raised inside ``Backend.without_waiting`` where a lock is taken: nothing was written."""
+
+
 class ConversationRow(NamedTuple):
     id: str
     user_id: str | None
@@ -254,6 +258,9 @@ class Backend(ABC):
     """
 
     dialect: str  # "sqlite" or "postgresql"
+    # True where an uncontended call costs less than a hop to a worker thread (an embedded
+    # database): async callers then try ``without_waiting`` on the event loop first.
+    inline = False
 
     @abstractmethod
     def write(self, fn: Callable[[Tx], T]) -> T:
@@ -262,6 +269,12 @@ class Backend(ABC):
     @abstractmethod
     def read(self, fn: Callable[[Tx], T]) -> T:
         """Run ``fn`` in a read-only transaction (one consistent snapshot)."""
+
+    def without_waiting(self, call: Callable[[], T]) -> T:
+        """Run ``call`` now if no lock it needs is taken; otherwise raise ``WouldBlock`` before
+        anything is written, for the caller to run it again on a thread. ``call`` may read in
+        several transactions but write in one, its last: after a write, locks are waited for."""
+        raise WouldBlock
 
     def migrate(self, component: str, steps: Sequence[Sequence[str]]) -> None:
         """Bring ``component``'s tables to version ``len(steps)`` in one transaction."""

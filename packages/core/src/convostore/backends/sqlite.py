@@ -16,7 +16,7 @@ except ImportError:  # pragma: no cover - Windows: SQLite's busy handler alone
     fcntl = None  # type: ignore[assignment]
 
 from ..errors import ConvostoreError, MemoryValidationError, StorageError
-from .base import MIGRATIONS, Backend, T, Tx
+from .base import MIGRATIONS, Backend, T, Tx, WouldBlock
 
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
@@ -40,6 +40,7 @@ class SqliteBackend(Backend):
     """
 
     dialect = "sqlite"
+    inline = True
 
     def __init__(self, path: str, *, synchronous: str = "NORMAL", timeout: float = 60.0) -> None:
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
@@ -49,6 +50,7 @@ class SqliteBackend(Backend):
         self.path = path
         self.timeout = timeout
         self._lock = threading.Lock()
+        self._no_wait = threading.local()
         self._queue: int | None = None
         if path != ":memory:" and fcntl is not None:
             self._queue = os.open(f"{path}-writers", os.O_RDWR | os.O_CREAT, 0o644)
@@ -58,28 +60,31 @@ class SqliteBackend(Backend):
         self.migrate("core", [[s.format(collate="") for s in step] for step in MIGRATIONS])
 
     def _connect(self, synchronous: str) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            self.path, isolation_level=None, check_same_thread=False, timeout=self.timeout
-        )
+        # No busy handler: a busy database is reported at once, and ``_retry`` waits for it
+        # (or, on the event loop, the call moves to a thread instead of waiting).
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=0)
         try:
             if self.path != ":memory:":
                 conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={synchronous}")
-            conn.execute(f"PRAGMA busy_timeout={int(self.timeout * 1000)}")
         except BaseException:
             conn.close()
             raise
         return conn
 
-    def _retry(self, fn: Callable[[], T]) -> T:
-        """Run ``fn``, retrying while SQLite reports the database busy, up to ``timeout``."""
+    def _retry(self, fn: Callable[[], T], *, no_wait: bool = False) -> T:
+        """Run ``fn``, retrying while SQLite reports the database busy, up to ``timeout``
+        (with ``no_wait``, a busy database raises ``WouldBlock`` instead)."""
         deadline = time.monotonic() + self.timeout
         delay = 0.001
         while True:
             try:
                 return fn()
             except sqlite3.OperationalError as exc:
-                if exc.sqlite_errorcode & 0xFF not in _BUSY or time.monotonic() > deadline:
+                busy = exc.sqlite_errorcode & 0xFF in _BUSY
+                if busy and no_wait:
+                    raise WouldBlock from None  # rolled back: nothing was written
+                if not busy or time.monotonic() > deadline:
                     raise StorageError(f"SQLite error on {self.path}: {exc}") from exc
             except sqlite3.Error as exc:
                 raise StorageError(f"SQLite error on {self.path}: {exc}") from exc
@@ -87,7 +92,10 @@ class SqliteBackend(Backend):
             delay = min(delay * 2, 0.1)
 
     def _transaction(self, begin: str, fn: Callable[[Tx], T], *, queue: bool = False) -> T:
-        def attempt(conn: sqlite3.Connection) -> T:
+        def attempt() -> T:
+            conn = self._conn
+            if conn is None:
+                raise ConvostoreError("the store is closed")
             conn.execute(begin)
             try:
                 result = fn(SqliteTx(conn))
@@ -98,19 +106,35 @@ class SqliteBackend(Backend):
                 raise
             return result
 
-        with self._lock:
-            conn = self._conn
-            if conn is None:
-                raise ConvostoreError("the store is closed")
-            if not (queue and self._queue):
-                return self._retry(lambda: attempt(conn))
-            # SQLite's busy handler polls with sleeps, so contending writers idle; a blocking
-            # flock queues this store's writers across processes and wakes the next at once.
-            fcntl.flock(self._queue, fcntl.LOCK_EX)
-            try:
-                return self._retry(lambda: attempt(conn))
-            finally:
-                fcntl.flock(self._queue, fcntl.LOCK_UN)
+        # Under ``without_waiting`` every lock is tried once, until the call's first write: a
+        # call that gave up is run again on a thread, which may repeat reads but never a write.
+        no_wait = getattr(self._no_wait, "armed", False)
+        if queue:
+            self._no_wait.armed = False
+        if not self._lock.acquire(blocking=not no_wait):
+            raise WouldBlock
+        try:
+            if queue and self._queue is not None:
+                # SQLite's busy waits poll with sleeps, so contending writers idle; a blocking
+                # flock queues this file's writers across processes and wakes the next at once.
+                try:
+                    fcntl.flock(self._queue, fcntl.LOCK_EX | (fcntl.LOCK_NB if no_wait else 0))
+                except BlockingIOError:
+                    raise WouldBlock from None
+                try:
+                    return self._retry(attempt, no_wait=no_wait)
+                finally:
+                    fcntl.flock(self._queue, fcntl.LOCK_UN)
+            return self._retry(attempt, no_wait=no_wait)
+        finally:
+            self._lock.release()
+
+    def without_waiting(self, call: Callable[[], T]) -> T:
+        self._no_wait.armed = True
+        try:
+            return call()
+        finally:
+            self._no_wait.armed = False
 
     def write(self, fn: Callable[[Tx], T]) -> T:
         return self._transaction("BEGIN IMMEDIATE", fn, queue=True)
