@@ -6,6 +6,7 @@ from __future__ import annotations
 from convostore.backends import Backend
 
 COMPONENT = "convostore-langgraph"
+_SQLITE_ONLY = "-- sqlite only\n"  # a statement with this prefix is skipped on PostgreSQL
 
 _STEPS: list[list[str]] = [
     [
@@ -66,13 +67,46 @@ _STEPS: list[list[str]] = [
         "CREATE INDEX lg_store_by_time ON lg_store (prefix, updated_at)",
         "CREATE INDEX lg_store_by_expiry ON lg_store (expires_at)",
     ],
+    [
+        # Each index costs every put a page write. The one by checkpoint_id served only
+        # list(config=None) across threads (now a scan); checkpoints without a run_id need no
+        # entry in the one by run_id (delete_for_runs never looks for NULL).
+        "DROP INDEX lg_checkpoints_by_id",
+        "DROP INDEX lg_checkpoints_by_run",
+        "CREATE INDEX lg_checkpoints_by_run ON lg_checkpoints (run_id) WHERE run_id IS NOT NULL",
+        # On SQLite, pending writes in one b-tree (WITHOUT ROWID: the primary key holds the
+        # rows), not a table and its key index: half the pages per put_writes.
+        _SQLITE_ONLY
+        + """CREATE TABLE lg_writes_v2 (
+            thread_id TEXT NOT NULL,
+            ns TEXT NOT NULL,
+            checkpoint_id TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            idx INTEGER NOT NULL,
+            task_path TEXT NOT NULL DEFAULT '',
+            channel TEXT NOT NULL,
+            type TEXT,
+            data BLOB,
+            PRIMARY KEY (thread_id, ns, checkpoint_id, task_id, idx)
+        ) WITHOUT ROWID""",
+        _SQLITE_ONLY + "INSERT INTO lg_writes_v2 SELECT thread_id, ns, checkpoint_id, task_id, idx,"
+        " task_path, channel, type, data FROM lg_writes",
+        _SQLITE_ONLY + "DROP TABLE lg_writes",
+        _SQLITE_ONLY + "ALTER TABLE lg_writes_v2 RENAME TO lg_writes",
+    ],
 ]
+
+
+def steps_for(dialect: str) -> list[list[str]]:
+    """The migration steps as ``dialect`` runs them."""
+    pg = dialect == "postgresql"
+    fmt = {"c": 'COLLATE "C"', "blob": "BYTEA"} if pg else {"c": "", "blob": "BLOB"}
+    return [
+        [s.format(**fmt) for s in step if not (pg and s.startswith(_SQLITE_ONLY))]
+        for step in _STEPS
+    ]
 
 
 def migrate(backend: Backend) -> None:
     """Create or upgrade the adapter's tables on ``backend`` (idempotent, transactional)."""
-    if backend.dialect == "postgresql":
-        fmt = {"c": 'COLLATE "C"', "blob": "BYTEA"}
-    else:
-        fmt = {"c": "", "blob": "BLOB"}
-    backend.migrate(COMPONENT, [[s.format(**fmt) for s in step] for step in _STEPS])
+    backend.migrate(COMPONENT, steps_for(backend.dialect))

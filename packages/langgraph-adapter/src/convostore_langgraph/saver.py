@@ -1,11 +1,13 @@
 """``ConvostoreSaver``: a LangGraph checkpointer on a convostore database (SQLite or PostgreSQL).
 
-Storage model: a checkpoint row holds no channel values; each (channel, version) is one blob row
-written once, when the version first appears in ``new_versions``, so unchanged channels are never
-rewritten. A list channel (``messages`` under ``add_messages``) that grew from the previous
-version this process wrote or read is stored as a delta: "the first ``keep`` items of the base
-version, then these items". Snapshots are taken when the deltas since the last one outweigh it
-(so total bytes stay linear in what was appended) or the chain reaches ``max_delta_depth``.
+Storage model: a checkpoint row holds the small channel values (numbers, booleans, ``None``, and
+values the serde turns into at most ``_INLINE_MAX`` bytes), in every checkpoint that holds them.
+Each other (channel, version) is one blob row written once, when the version first appears in
+``new_versions``, so unchanged channels are never rewritten. A list channel (``messages`` under
+``add_messages``) that grew from the previous version this process wrote or read is stored as a
+delta: "the first ``keep`` items of the base version, then these items". Snapshots are taken
+when the deltas since the last one outweigh it (so total bytes stay linear in what was
+appended) or the chain reaches ``max_delta_depth``.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import ormsgpack
 from convostore import ConversationStore
 from convostore.backends import Tx
-from convostore.threads import run_in_thread
+from convostore.threads import run_in_thread, run_sync
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -50,23 +53,69 @@ _WALK = 64
 _CKPT_COLS = "thread_id, ns, checkpoint_id, parent_id, ctype, checkpoint, metadata"
 _BLOB_COLS = "b.thread_id, b.ns, b.channel, b.version, b.type, b.data, b.base, b.keep, b.depth, b.tail, b.snap"
 _BlobKey = tuple[str, str, str, str]  # thread_id, ns, channel, version
+_CKPT_UPSERT = f"INSERT INTO lg_checkpoints ({_CKPT_COLS}, run_id)"
+_CKPT_CONFLICT = (
+    "ON CONFLICT (thread_id, ns, checkpoint_id) DO UPDATE SET"
+    " parent_id = excluded.parent_id, ctype = excluded.ctype,"
+    " checkpoint = excluded.checkpoint, metadata = excluded.metadata, run_id = excluded.run_id"
+)
+_WRITES_INSERT = (
+    "INSERT INTO lg_writes (thread_id, ns, checkpoint_id, task_id, idx, task_path, channel,"
+    " type, data)"
+)
+_WRITES_IGNORE = "ON CONFLICT (thread_id, ns, checkpoint_id, task_id, idx) DO NOTHING"
+_WRITES_OVERWRITE = (
+    "ON CONFLICT (thread_id, ns, checkpoint_id, task_id, idx) DO UPDATE SET"
+    " channel = excluded.channel, type = excluded.type, data = excluded.data,"
+    " task_path = excluded.task_path"
+)
+_GET = (
+    "SELECT c.thread_id, c.ns, c.checkpoint_id, c.parent_id, c.ctype, c.checkpoint, c.metadata,"
+    " w.task_id, w.channel, w.type, w.data, w.task_path, w.idx FROM {} c"
+    " LEFT JOIN lg_writes w ON w.thread_id = c.thread_id AND w.ns = c.ns"
+    " AND w.checkpoint_id = c.checkpoint_id"
+)
+_GET_BY_ID = _GET.format("lg_checkpoints") + (
+    " WHERE c.thread_id = ? AND c.ns = ? AND c.checkpoint_id = ?"
+)
+_GET_LATEST = _GET.format(
+    "(SELECT * FROM lg_checkpoints WHERE thread_id = ? AND ns = ?"
+    " ORDER BY checkpoint_id DESC LIMIT 1)"
+)
 _BLOB_INSERT = "thread_id, ns, channel, version, type, data, base, keep, depth, tail, snap"
 _BLOB_MARKS = "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
 _INLINE = (type(None), bool, int, float)
+_INLINE_MAX = 256  # bytes: a serialized value up to this size lives in the checkpoint row
+_SIZED = (str, bytes, bytearray, list, tuple, dict, set, frozenset)
+_COMPRESS_MIN = 512  # bytes: a larger checkpoint row is compressed (zlib halves it)
 _CACHE_MAX = 1 << 20
-_INLINE_KEY = "__convostore_inline__"
+_INLINE_KEY = "__convostore_inline__"  # plain values (numbers, booleans, None); decoded: all
+_TYPED_KEY = "__convostore_typed__"  # serialized small values: {channel: [type, bytes]}
+_NOVALUE: Any = object()  # a head whose value is not kept in memory
+# msgpack for the skeleton: anything but plain data (datetimes, subclasses...) goes to the serde
+_PACK_OPTS = (
+    ormsgpack.OPT_PASSTHROUGH_BIG_INT
+    | ormsgpack.OPT_PASSTHROUGH_DATACLASS
+    | ormsgpack.OPT_PASSTHROUGH_DATETIME
+    | ormsgpack.OPT_PASSTHROUGH_ENUM
+    | ormsgpack.OPT_PASSTHROUGH_SUBCLASS
+    | ormsgpack.OPT_PASSTHROUGH_UUID
+)
+_BIG_INT = 1  # msgpack extension type: an int beyond 64 bits, as its decimal text
 
 
-@dataclass
+@dataclass(slots=True)
 class _Head:
     """The last version of a channel this process wrote or read, with its value: a list (the
-    base of the next delta) or an immutable ``str`` / ``bytes``."""
+    base of the next delta), an immutable ``str`` / ``bytes`` or ``_NOVALUE``. ``inline`` is
+    the serialized value when it lives in checkpoint rows (it then has no blob row)."""
 
     version: str
     value: Any
-    depth: int
-    tail: int
-    snap: int
+    depth: int = 0
+    tail: int = 0
+    snap: int = 0
+    inline: tuple[str, bytes] | None = None
 
 
 class _Heads:
@@ -103,7 +152,7 @@ class _Heads:
                 del self._data[key]
 
 
-@dataclass
+@dataclass(slots=True)
 class _BlobRow:
     type: str
     data: bytes | None
@@ -114,9 +163,9 @@ class _BlobRow:
     snap: int
 
 
-@dataclass
+@dataclass(slots=True)
 class _Blob:
-    """A blob row about to be written."""
+    """A blob row about to be written, or (``inline``) a small value for the checkpoint row."""
 
     channel: str
     version: str
@@ -128,12 +177,47 @@ class _Blob:
     tail: int = 0
     snap: int = 0
     value: Any = None  # the full list, to fall back to a snapshot if the base has gone
+    inline: bool = False
+
+
+def _pack_default(value: Any) -> Any:
+    if type(value) is int:
+        return ormsgpack.Ext(_BIG_INT, str(value).encode())
+    raise TypeError(f"not plain data: {type(value).__name__}")
+
+
+def _unpack_ext(code: int, data: bytes) -> Any:
+    if code == _BIG_INT:
+        return int(data)
+    raise ValueError(f"unknown msgpack extension {code}")
+
+
+@functools.cache
+def _insert_sql(head: str, count: int, tail: str, relax: bool) -> str:
+    marks = ", ".join("?" * count)
+    if relax:
+        return (
+            "WITH relax AS (SELECT set_config('synchronous_commit', 'off', true))"
+            f" {head} SELECT {marks} FROM relax {tail}"
+        )
+    return f"{head} VALUES ({marks}) {tail}"
 
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, tuple | set | frozenset):
         return list(value)
     return str(value)
+
+
+_dump_metadata = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
+
+
+def _load_metadata(text: str) -> Any:
+    """``json.loads`` without its whitespace checks (the text is ``_dump_metadata``'s)."""
+    return _JSON_DECODER.raw_decode(text)[0]
+
+
+_JSON_DECODER = json.JSONDecoder()
 
 
 class ConvostoreSaver(BaseCheckpointSaver[str]):
@@ -193,28 +277,45 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
 
     # -- encoding -------------------------------------------------------------------------
 
-    def _encode_checkpoint(self, checkpoint: Checkpoint) -> tuple[str, bytes]:
-        """The checkpoint without its channel values, except numbers, booleans and ``None``,
-        which stay inline (a row costs more than they do). Strings never stay inline, so an
-        encrypting serde sees every text value."""
+    def _encode_checkpoint(
+        self, checkpoint: Checkpoint, plain: dict[str, Any], typed: dict[str, tuple[str, bytes]]
+    ) -> tuple[str, bytes]:
+        """The checkpoint without its channel values, except ``plain`` ones (numbers, booleans,
+        ``None``) and ``typed`` ones (small values, serialized by the serde, so an encrypting
+        serde sees every text value). Plain data is packed with msgpack: ctype ``skeleton``
+        (``skeleton+zlib`` above ``_COMPRESS_MIN`` bytes), a name no serde type takes; anything
+        else by the serde, under the serde's type."""
         skeleton: dict[str, Any] = {k: v for k, v in checkpoint.items() if k != "channel_values"}
-        inline = {ch: v for ch, v in checkpoint["channel_values"].items() if type(v) in _INLINE}
-        if inline:
-            skeleton[_INLINE_KEY] = inline
+        if plain:
+            skeleton[_INLINE_KEY] = plain
+        if typed:
+            skeleton[_TYPED_KEY] = typed
         try:
-            text = json.dumps(skeleton, separators=(",", ":"), allow_nan=False).encode()
-        except (TypeError, ValueError):
+            packed = ormsgpack.packb(skeleton, default=_pack_default, option=_PACK_OPTS)
+        except TypeError:
             return self.serde.dumps_typed(skeleton)
-        return "json+zlib", zlib.compress(text)
+        if len(packed) > _COMPRESS_MIN:
+            return "skeleton+zlib", zlib.compress(packed)
+        return "skeleton", packed
 
-    def _decode_checkpoint(self, ctype: str, data: bytes) -> dict[str, Any]:
-        """The stored skeleton; inline values (if any) under ``_INLINE_KEY``."""
-        if ctype == "json+zlib":
-            loaded: dict[str, Any] = json.loads(zlib.decompress(data))
+    def _decode_checkpoint(self, ctype: str, data: bytes, *, values: bool = True) -> dict[str, Any]:
+        """The stored skeleton, every inline value under ``_INLINE_KEY`` (without ``values``,
+        only the plain ones: the typed ones are not deserialized)."""
+        if ctype == "skeleton":
+            loaded: dict[str, Any] = ormsgpack.unpackb(data, ext_hook=_unpack_ext)
+        elif ctype == "skeleton+zlib":
+            loaded = ormsgpack.unpackb(zlib.decompress(data), ext_hook=_unpack_ext)
+        elif ctype == "json+zlib":  # the format before msgpack
+            loaded = json.loads(zlib.decompress(data))
         elif ctype == "json":
             loaded = json.loads(data)
         else:
             loaded = self.serde.loads_typed((ctype, bytes(data)))
+        typed = loaded.pop(_TYPED_KEY, None)
+        if typed and values:
+            inline = loaded.setdefault(_INLINE_KEY, {})
+            for ch, (type_, blob) in typed.items():
+                inline[ch] = self.serde.loads_typed((type_, blob))
         return loaded
 
     @staticmethod
@@ -222,18 +323,20 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         head = [thread_id, ns, b.channel, b.version, b.type, b.data]
         return [*head, b.base, b.keep, b.depth, b.tail, b.snap]
 
-    def _values(self, count: int) -> tuple[str, str]:
-        """(prefix, rows) for an INSERT of ``count`` parameters. On PostgreSQL without
+    def _insert(self, head: str, count: int, tail: str) -> str:
+        """``head VALUES (?, ...) tail`` for ``count`` parameters. On PostgreSQL without
         ``durable_commits`` the statement also sets ``synchronous_commit=off`` for its
         transaction, saving the round trip of a separate ``SET LOCAL``."""
-        marks = ", ".join("?" for _ in range(count))
-        if not self.durable_commits and self.backend.dialect == "postgresql":
-            relax = "WITH relax AS (SELECT set_config('synchronous_commit', 'off', true)) "
-            return relax, f"SELECT {marks} FROM relax"
-        return "", f"VALUES ({marks})"
+        relax = not self.durable_commits and self.backend.dialect == "postgresql"
+        return _insert_sql(head, count, tail, relax)
 
     def _blob_for(self, thread_id: str, ns: str, channel: str, version: str, value: Any) -> _Blob:
-        """The row that stores ``value``: a delta of the channel's last known list, or whole."""
+        """How a new version is stored: inline if small, else a delta of the channel's last
+        known list, or whole. Small means at most ``_INLINE_MAX`` bytes serialized; a value
+        longer than that, or a list that extends a list stored as a row, is taken as big
+        without serializing it (so a growing list is never serialized whole)."""
+        head = None
+        keep = 0
         if type(value) is list and value:
             head = self._heads.get((thread_id, ns, channel))
             if (
@@ -242,40 +345,70 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 and head.version != version
                 and head.depth < self.max_delta_depth
             ):
-                keep = 0
                 for old, new in zip(head.value, value, strict=False):
                     if old is not new:
                         break
                     keep += 1
-                if keep:
-                    type_, data = self.serde.dumps_typed(value[keep:])
-                    tail = head.tail + len(data)
-                    if tail <= max(head.snap, 4096):
-                        return _Blob(
-                            channel,
-                            version,
-                            type_,
-                            data,
-                            base=head.version,
-                            keep=keep,
-                            depth=head.depth + 1,
-                            tail=tail,
-                            snap=head.snap,
-                            value=value,
-                        )
-        type_, data = self.serde.dumps_typed(value)
+        whole: tuple[str, bytes] | None = None
+        extends = head is not None and 0 < keep == len(head.value)
+        if not extends and not (type(value) in _SIZED and len(value) > _INLINE_MAX):
+            whole = self.serde.dumps_typed(value)
+            if len(whole[1]) <= _INLINE_MAX:
+                return _Blob(channel, version, *whole, inline=True)
+        if keep and head is not None:
+            type_, data = self.serde.dumps_typed(value[keep:])
+            tail = head.tail + len(data)
+            if tail <= max(head.snap, 4096):
+                return _Blob(
+                    channel,
+                    version,
+                    type_,
+                    data,
+                    base=head.version,
+                    keep=keep,
+                    depth=head.depth + 1,
+                    tail=tail,
+                    snap=head.snap,
+                    value=value,
+                )
+        type_, data = whole or self.serde.dumps_typed(value)
         return _Blob(channel, version, type_, data, snap=len(data), value=value)
+
+    def _unchanged(
+        self, thread_id: str, ns: str, channel: str, version: str, value: Any
+    ) -> _Blob | None:
+        """How an unchanged channel is stored: inline again if its version was inline (every
+        checkpoint holding a small value holds it inline), else nothing (its row exists).
+        Known from the channel's head, or from the length of ``value``; serialized only when
+        neither tells. A value found big then is also offered as a row (``DO NOTHING`` if it
+        is there), in case whoever wrote it inlined a form of it that serialized smaller."""
+        head = self._heads.get((thread_id, ns, channel))
+        if head is not None and head.version == version:
+            if head.inline is None:
+                return None
+            return _Blob(channel, version, *head.inline, inline=True)
+        if type(value) in _SIZED and len(value) > _INLINE_MAX:
+            return None
+        type_, data = self.serde.dumps_typed(value)
+        if len(data) <= _INLINE_MAX:
+            return _Blob(channel, version, type_, data, inline=True)
+        return _Blob(channel, version, type_, data, snap=len(data), value=_NOVALUE)
 
     def _remember(
         self, key: _BlobKey, value: Any, *, depth: int, tail: int, snap: int, size: int
     ) -> None:
-        """Keep ``value`` as the channel's head: lists (copied: the base of the next delta)
-        and immutable text or bytes up to ``_CACHE_MAX`` bytes; never mutable objects."""
+        """Record the version as the channel's head, keeping lists (copied: the base of the
+        next delta) and immutable text or bytes up to ``_CACHE_MAX`` bytes; never mutable
+        objects (``_NOVALUE`` then: the head only says the version is a row)."""
         if type(value) is list:
             value = list(value)
         elif type(value) not in (str, bytes) or size > _CACHE_MAX:
-            return
+            value = _NOVALUE
         self._heads.set((key[0], key[1], key[2]), _Head(key[3], value, depth, tail, snap))
+
+    def _remember_inline(self, key: _BlobKey, type_: str, data: bytes) -> None:
+        """Record that the version lives in checkpoint rows, serialized as (type_, data)."""
+        self._heads.set((key[0], key[1], key[2]), _Head(key[3], _NOVALUE, inline=(type_, data)))
 
     # -- reading --------------------------------------------------------------------------
 
@@ -346,18 +479,21 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         """Everything needed to build the tuples of ``rows``: two more statements at most
         (one if the caller read the pending ``writes`` already). A list this process wrote or
         read last is taken from memory (into ``memo``) instead of being read and decoded."""
-        decoded = [self._decode_checkpoint(r[4], bytes(r[5])) for r in rows]
+        decoded: list[dict[str, Any]] = []
         keys: set[_BlobKey] = set()
-        for r, ckpt in zip(rows, decoded, strict=True):
+        for r in rows:
+            ckpt = self._decode_checkpoint(r[4], bytes(r[5]))
+            decoded.append(ckpt)
             inline = ckpt.get(_INLINE_KEY, {})
             for ch, ver in ckpt.get("channel_versions", {}).items():
-                if ch not in inline:
-                    keys.add((r[0], r[1], ch, str(ver)))
-        for key in list(keys):
-            head = self._heads.get((key[0], key[1], key[2]))
-            if head is not None and head.version == key[3]:
-                keys.discard(key)
-                memo[key] = head.value
+                key = (r[0], r[1], ch, str(ver))
+                if ch in inline or key in memo or key in keys:
+                    continue
+                head = self._heads.get((r[0], r[1], ch))
+                if head is not None and head.version == key[3] and head.value is not _NOVALUE:
+                    memo[key] = head.value
+                else:
+                    keys.add(key)
         blobs = self._fetch_blobs(tx, keys) if keys else {}
         if writes is None:
             found = self._fetch_writes(tx, [(r[0], r[1], r[2]) for r in rows])
@@ -414,29 +550,27 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 self._remember(
                     key, value, depth=blob.depth, tail=blob.tail, snap=blob.snap, size=size
                 )
-        checkpoint: Checkpoint = {**ckpt, "channel_values": values}  # type: ignore[typeddict-item]
-        ordered = sorted(writes, key=lambda w: writes_sort_key(w[4], w[0], w[5]))
-        pending: list[PendingWrite] = [
-            (w[0], w[1], self.serde.loads_typed((w[2], w[3]))) for w in ordered
-        ]
-        return CheckpointTuple(
-            config={
-                "configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}
-            },
-            checkpoint=checkpoint,
-            metadata=json.loads(row[6]),
-            parent_config=(
-                {
-                    "configurable": {
-                        "thread_id": thread_id,
-                        "checkpoint_ns": ns,
-                        "checkpoint_id": parent_id,
-                    }
+        ckpt["channel_values"] = values
+        if len(writes) > 1:
+            writes = sorted(writes, key=lambda w: writes_sort_key(w[4], w[0], w[5]))
+        loads = self.serde.loads_typed
+        pending: list[PendingWrite] = [(w[0], w[1], loads((w[2], w[3]))) for w in writes]
+        parent: RunnableConfig | None = None
+        if parent_id:
+            parent = {
+                "configurable": {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": ns,
+                    "checkpoint_id": parent_id,
                 }
-                if parent_id
-                else None
-            ),
-            pending_writes=pending,
+            }
+        # positional: a NamedTuple built from keywords costs three times as much
+        return CheckpointTuple(
+            {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}},
+            ckpt,  # type: ignore[arg-type]
+            _load_metadata(row[6]),
+            parent,
+            pending,
         )
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -446,24 +580,11 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         ns = conf.get("checkpoint_ns", "") or ""
         cid = get_checkpoint_id(config)
 
-        # the checkpoint and its pending writes in one statement, its blobs in a second
-        cols = ", ".join(f"c.{c.strip()}" for c in _CKPT_COLS.split(","))
-        joined = (
-            f"SELECT {cols}, w.task_id, w.channel, w.type, w.data, w.task_path, w.idx FROM {{}} c"
-            " LEFT JOIN lg_writes w ON w.thread_id = c.thread_id AND w.ns = c.ns"
-            " AND w.checkpoint_id = c.checkpoint_id"
-        )
+        # the checkpoint and its pending writes in one statement, its blobs (if any) in a second
         if cid:
-            sql = joined.format("lg_checkpoints") + (
-                " WHERE c.thread_id = ? AND c.ns = ? AND c.checkpoint_id = ?"
-            )
-            params = [thread_id, ns, cid]
+            sql, params = _GET_BY_ID, [thread_id, ns, cid]
         else:
-            sql = joined.format(
-                "(SELECT * FROM lg_checkpoints WHERE thread_id = ? AND ns = ?"
-                " ORDER BY checkpoint_id DESC LIMIT 1)"
-            )
-            params = [thread_id, ns]
+            sql, params = _GET_LATEST, [thread_id, ns]
 
         def read(tx: Tx) -> Any:
             rows = tx.execute(sql, params)
@@ -597,18 +718,33 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         ns: str = conf["checkpoint_ns"]
         parent_id = conf.get("checkpoint_id")
         values = checkpoint["channel_values"]
-        ctype, cdata = self._encode_checkpoint(checkpoint)
-        md = get_checkpoint_metadata(config, metadata)
-        md_text = json.dumps(md, ensure_ascii=False, default=_json_default)
-        run_id = md.get("run_id")
+        versions = checkpoint["channel_versions"]
+        # an empty channel needs no row (a version without a blob reads as empty); numbers,
+        # booleans and None (plain) and small values (typed) live in the checkpoint row
+        plain: dict[str, Any] = {}
+        typed: dict[str, tuple[str, bytes]] = {}
         blobs: list[_Blob] = []
-        for ch, ver in new_versions.items():
-            # an empty channel needs no row (a version without a blob reads as empty), and
-            # numbers, booleans and None live in the checkpoint row
-            if ch in values and type(values[ch]) not in _INLINE:
-                blobs.append(self._blob_for(thread_id, ns, ch, str(ver), values[ch]))
-
-        relax, rows = self._values(8)
+        inlined: list[_Blob] = []
+        for ch, value in values.items():
+            if type(value) in _INLINE:
+                plain[ch] = value
+                continue
+            if ch in new_versions:
+                blob: _Blob | None = self._blob_for(thread_id, ns, ch, str(new_versions[ch]), value)
+            elif ch in versions:
+                blob = self._unchanged(thread_id, ns, ch, str(versions[ch]), value)
+            else:
+                continue
+            if blob is not None and blob.inline:
+                typed[ch] = (blob.type, blob.data or b"")
+                inlined.append(blob)
+            elif blob is not None:
+                blobs.append(blob)
+        ctype, cdata = self._encode_checkpoint(checkpoint, plain, typed)
+        md = get_checkpoint_metadata(config, metadata)
+        md_text = _dump_metadata(md)
+        run_id = md.get("run_id")
+        sql = self._insert(_CKPT_UPSERT, 8, _CKPT_CONFLICT)
 
         def write(tx: Tx) -> None:
             whole = [b for b in blobs if b.base is None]
@@ -641,11 +777,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                     [self._blob_params(thread_id, ns, b) for b in whole],
                 )
             tx.execute(
-                f"{relax}INSERT INTO lg_checkpoints ({_CKPT_COLS}, run_id) {rows}"
-                " ON CONFLICT (thread_id, ns, checkpoint_id) DO UPDATE SET"
-                " parent_id = excluded.parent_id, ctype = excluded.ctype,"
-                " checkpoint = excluded.checkpoint, metadata = excluded.metadata,"
-                " run_id = excluded.run_id",
+                sql,
                 [
                     thread_id,
                     ns,
@@ -663,6 +795,8 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             key = (thread_id, ns, b.channel, b.version)
             size = len(b.data or b"")
             self._remember(key, b.value, depth=b.depth, tail=b.tail, snap=b.snap, size=size)
+        for b in inlined:
+            self._remember_inline((thread_id, ns, b.channel, b.version), b.type, b.data or b"")
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -691,19 +825,9 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             rows.append((thread_id, ns, cid, task_id, idx, task_path, channel, type_, data))
         if not rows:
             return
-        if all(w[0] in WRITES_IDX_MAP for w in writes):
-            conflict = (
-                "DO UPDATE SET channel = excluded.channel, type = excluded.type,"
-                " data = excluded.data, task_path = excluded.task_path"
-            )
-        else:
-            conflict = "DO NOTHING"
-        relax, values = self._values(9)
-        sql = (
-            f"{relax}INSERT INTO lg_writes (thread_id, ns, checkpoint_id, task_id, idx, task_path,"
-            f" channel, type, data) {values}"
-            f" ON CONFLICT (thread_id, ns, checkpoint_id, task_id, idx) {conflict}"
-        )
+        special = all(w[0] in WRITES_IDX_MAP for w in writes)
+        conflict = _WRITES_OVERWRITE if special else _WRITES_IGNORE
+        sql = self._insert(_WRITES_INSERT, 9, conflict)
         self.backend.write(lambda tx: tx.executemany(sql, rows))
 
     # -- deleting, copying, pruning -------------------------------------------------------
@@ -725,7 +849,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         for ns, ctype, data in tx.execute(
             "SELECT ns, ctype, checkpoint FROM lg_checkpoints WHERE thread_id = ?", [thread_id]
         ):
-            ckpt = self._decode_checkpoint(ctype, bytes(data))
+            ckpt = self._decode_checkpoint(ctype, bytes(data), values=False)
             for ch, ver in ckpt.get("channel_versions", {}).items():
                 needed.add((ns, ch, str(ver)))
         rows = tx.execute(
@@ -980,13 +1104,14 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             current_v = int(current.split(".")[0])
         return f"{current_v + 1:012}.{random.getrandbits(32):08x}"
 
-    # -- async surface: the same calls on worker threads ------------------------------------
+    # -- async surface: the same calls, on worker threads or (small ones) on the loop --------
 
-    async def _run(self, fn: Callable[[], R]) -> R:
-        return await run_in_thread(fn)
+    async def _run(self, fn: Callable[[], R], *, inline: bool = False) -> R:
+        # ``inline``: one checkpoint's worth, run on the event loop when its locks are free.
+        return await run_sync(fn, self.backend, inline=inline)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return await self._run(functools.partial(self.get_tuple, config))
+        return await self._run(functools.partial(self.get_tuple, config), inline=True)
 
     async def alist(
         self,
@@ -1010,7 +1135,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         return await self._run(
-            functools.partial(self.put, config, checkpoint, metadata, new_versions)
+            functools.partial(self.put, config, checkpoint, metadata, new_versions), inline=True
         )
 
     async def aput_writes(
@@ -1020,7 +1145,9 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        await self._run(functools.partial(self.put_writes, config, writes, task_id, task_path))
+        await self._run(
+            functools.partial(self.put_writes, config, writes, task_id, task_path), inline=True
+        )
 
     async def adelete_thread(self, thread_id: str) -> None:
         await self._run(functools.partial(self.delete_thread, thread_id))
