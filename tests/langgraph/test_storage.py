@@ -87,11 +87,11 @@ class CountingBackend(Backend):
 
         return lambda tx: fn(Counting(tx))
 
-    def write(self, fn: Callable[[Tx], Any]) -> Any:
-        return self.inner.write(self._wrap(fn))
+    def write(self, fn: Callable[[Tx], Any], *, single_statement: bool = False) -> Any:
+        return self.inner.write(self._wrap(fn), single_statement=single_statement)
 
-    def read(self, fn: Callable[[Tx], Any]) -> Any:
-        return self.inner.read(self._wrap(fn))
+    def read(self, fn: Callable[[Tx], Any], *, single_statement: bool = False) -> Any:
+        return self.inner.read(self._wrap(fn), single_statement=single_statement)
 
     def close(self) -> None:
         self.inner.close()

@@ -60,7 +60,10 @@ def delete(backend: Backend, ids: list[str], prefix: str | None) -> None:
 
 def existing_ids(backend: Backend, conversation_id: str, message_ids: list[str]) -> set[str]:
     """Which of ``message_ids`` the conversation already holds."""
-    return set(backend.read(lambda tx: tx.messages_by_id(conversation_id, message_ids)))
+    found = backend.read(
+        lambda tx: tx.messages_by_id(conversation_id, message_ids), single_statement=True
+    )
+    return set(found)
 
 
 def replay_state(

@@ -382,7 +382,7 @@ class ConversationStore(_Views):
                 limit=limit,
             )
 
-        rows = self.backend.read(read)
+        rows = self.backend.read(read, single_statement=after is None and before is None)
         if newest_first != (order == "desc"):
             rows.reverse()
         return [_message(r) for r in rows]
@@ -396,7 +396,8 @@ class ConversationStore(_Views):
         rows = self.backend.read(
             lambda tx: tx.page_messages(
                 cid, after_seq=None, before_seq=None, newest_first=last is not None, limit=last
-            )
+            ),
+            single_statement=True,
         )
         if last is not None:
             rows.reverse()
@@ -408,7 +409,7 @@ class ConversationStore(_Views):
         cid = check_id("conversation_id", conversation_id, self.limits)
         if check_last(last) == 0:
             return []
-        texts = self.backend.read(lambda tx: tx.message_contents(cid, last))
+        texts = self.backend.read(lambda tx: tx.message_contents(cid, last), single_statement=True)
         # Every stored content is one JSON text: parse them all in one call.
         contents: list[Any] = json.loads("[" + ",".join(texts) + "]")
         return contents
@@ -437,7 +438,7 @@ class ConversationStore(_Views):
         """One message by id, or None."""
         cid = check_id("conversation_id", conversation_id, self.limits)
         mid = check_id("message_id", message_id, self.limits)
-        row = self.backend.read(lambda tx: tx.message(cid, mid))
+        row = self.backend.read(lambda tx: tx.message(cid, mid), single_statement=True)
         return None if row is None else _message(row)
 
     def update_message(
@@ -502,7 +503,7 @@ class ConversationStore(_Views):
     def get_conversation(self, *, conversation_id: str) -> ConversationMeta | None:
         """The conversation's metadata, or None if it does not exist."""
         cid = check_id("conversation_id", conversation_id, self.limits)
-        row = self.backend.read(lambda tx: tx.conversation(cid))
+        row = self.backend.read(lambda tx: tx.conversation(cid), single_statement=True)
         return None if row is None else _meta(row)
 
     def list_conversations(

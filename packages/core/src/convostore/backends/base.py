@@ -73,6 +73,16 @@ class Tx(ABC):
     """One transaction's statements. Written with ``?`` placeholders; subclasses adapt."""
 
     lock_suffix = ""  # " FOR UPDATE" where rows must be locked explicitly
+    single_statement = False  # the caller promised one statement: a second one is refused
+    _ran = False
+
+    def _counted(self, statements: int = 1) -> None:
+        """Refuse a second statement where one was promised (on a server database it runs
+        outside a transaction, where a second one would not be atomic with the first)."""
+        if self.single_statement:
+            if self._ran or statements > 1:
+                raise RuntimeError("a single_statement call ran a second statement")
+            self._ran = True
 
     @abstractmethod
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -263,12 +273,15 @@ class Backend(ABC):
     inline = False
 
     @abstractmethod
-    def write(self, fn: Callable[[Tx], T]) -> T:
-        """Run ``fn`` in a write transaction that serializes with other writers; commit on return."""
+    def write(self, fn: Callable[[Tx], T], *, single_statement: bool = False) -> T:
+        """Run ``fn`` in a write transaction that serializes with other writers; commit on return.
+        ``single_statement``: ``fn`` runs one statement, atomic by itself, so a server database
+        may skip BEGIN and COMMIT (a second statement is then a ``RuntimeError``)."""
 
     @abstractmethod
-    def read(self, fn: Callable[[Tx], T]) -> T:
-        """Run ``fn`` in a read-only transaction (one consistent snapshot)."""
+    def read(self, fn: Callable[[Tx], T], *, single_statement: bool = False) -> T:
+        """Run ``fn`` in a read-only transaction (one consistent snapshot); ``single_statement``
+        as for ``write``."""
 
     def without_waiting(self, call: Callable[[], T]) -> T:
         """Run ``call`` now if no lock it needs is taken; otherwise raise ``WouldBlock`` before

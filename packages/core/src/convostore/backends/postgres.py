@@ -22,13 +22,15 @@ except ImportError as exc:  # pragma: no cover - depends on the install
     ) from exc
 
 _RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
+_READ_LEVEL = psycopg.IsolationLevel.REPEATABLE_READ
 
 
 class PostgresTx(Tx):
     lock_suffix = " FOR UPDATE"
 
-    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+    def __init__(self, conn: psycopg.Connection[Any], *, single_statement: bool = False) -> None:
         self.conn = conn
+        self.single_statement = single_statement
 
     @staticmethod
     @functools.lru_cache(maxsize=512)
@@ -39,10 +41,14 @@ class PostgresTx(Tx):
         self.execute("SELECT pg_advisory_xact_lock(?)", [zlib.crc32(component.encode())])
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        self._counted()
         cur = self.conn.execute(self._sql(sql), params)
         return cur.fetchall() if cur.description is not None else []
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        if self.single_statement:
+            rows = list(rows)
+            self._counted(len(rows))
         with self.conn.cursor() as cur:
             cur.executemany(self._sql(sql), rows)
 
@@ -82,13 +88,17 @@ class PostgresBackend(Backend):
             "core", [[s.format(collate='COLLATE "C"') for s in step] for step in MIGRATIONS]
         )
 
-    def _run(self, fn: Callable[[Tx], T], *, read_only: bool) -> T:
+    def _run(self, fn: Callable[[Tx], T], *, read_only: bool, single_statement: bool) -> T:
         deadline = time.monotonic() + self.timeout
         delay = 0.002
         while True:
             try:
                 with self.pool.connection() as conn:
-                    conn.read_only = read_only  # BEGIN READ ONLY: no extra round trip
+                    if single_statement:
+                        return self._autocommit(conn, fn)
+                    if read_only:
+                        return self._snapshot(conn, fn)
+                    conn.read_only = False
                     with conn.transaction():
                         return fn(PostgresTx(conn))
             except _RETRYABLE as exc:
@@ -99,11 +109,34 @@ class PostgresBackend(Backend):
             time.sleep(delay * (1 + random.random()))
             delay = min(delay * 2, 0.2)
 
-    def write(self, fn: Callable[[Tx], T]) -> T:
-        return self._run(fn, read_only=False)
+    @staticmethod
+    def _snapshot(conn: psycopg.Connection[Any], fn: Callable[[Tx], T]) -> T:
+        """Run ``fn`` in BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ (no extra round trip):
+        one snapshot for all its statements (at READ COMMITTED each would take its own)."""
+        level = conn.isolation_level
+        conn.read_only, conn.isolation_level = True, _READ_LEVEL
+        try:
+            with conn.transaction():
+                return fn(PostgresTx(conn))
+        finally:
+            conn.isolation_level = level
 
-    def read(self, fn: Callable[[Tx], T]) -> T:
-        return self._run(fn, read_only=True)
+    @staticmethod
+    def _autocommit(conn: psycopg.Connection[Any], fn: Callable[[Tx], T]) -> T:
+        """Run ``fn``'s one statement as a transaction of its own: one round trip instead of
+        BEGIN, statement, COMMIT."""
+        before = conn.autocommit
+        conn.autocommit = True
+        try:
+            return fn(PostgresTx(conn, single_statement=True))
+        finally:
+            conn.autocommit = before
+
+    def write(self, fn: Callable[[Tx], T], *, single_statement: bool = False) -> T:
+        return self._run(fn, read_only=False, single_statement=single_statement)
+
+    def read(self, fn: Callable[[Tx], T], *, single_statement: bool = False) -> T:
+        return self._run(fn, read_only=True, single_statement=single_statement)
 
     def close(self) -> None:
         if self._owns_pool:

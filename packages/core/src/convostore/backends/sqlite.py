@@ -26,9 +26,13 @@ class SqliteTx(Tx):
         self.conn = conn
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        self._counted()
         return self.conn.execute(sql, params).fetchall()
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        if self.single_statement:
+            rows = list(rows)
+            self._counted(len(rows))
         self.conn.executemany(sql, rows)
 
 
@@ -91,14 +95,18 @@ class SqliteBackend(Backend):
             time.sleep(delay * (1 + random.random()))
             delay = min(delay * 2, 0.1)
 
-    def _transaction(self, begin: str, fn: Callable[[Tx], T], *, queue: bool = False) -> T:
+    def _transaction(
+        self, begin: str, fn: Callable[[Tx], T], *, single: bool, queue: bool = False
+    ) -> T:
         def attempt() -> T:
             conn = self._conn
             if conn is None:
                 raise ConvostoreError("the store is closed")
             conn.execute(begin)
             try:
-                result = fn(SqliteTx(conn))
+                tx = SqliteTx(conn)
+                tx.single_statement = single
+                result = fn(tx)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -136,11 +144,12 @@ class SqliteBackend(Backend):
         finally:
             self._no_wait.armed = False
 
-    def write(self, fn: Callable[[Tx], T]) -> T:
-        return self._transaction("BEGIN IMMEDIATE", fn, queue=True)
+    # single_statement only checks the promise here: BEGIN and COMMIT cost no round trip
+    def write(self, fn: Callable[[Tx], T], *, single_statement: bool = False) -> T:
+        return self._transaction("BEGIN IMMEDIATE", fn, single=single_statement, queue=True)
 
-    def read(self, fn: Callable[[Tx], T]) -> T:
-        return self._transaction("BEGIN", fn)
+    def read(self, fn: Callable[[Tx], T], *, single_statement: bool = False) -> T:
+        return self._transaction("BEGIN", fn, single=single_statement)
 
     def close(self) -> None:
         with self._lock:
