@@ -790,7 +790,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 ],
             )
 
-        self.backend.write(write)
+        self.backend.write(write, single_statement=not blobs)  # no blob: one upsert
         for b in blobs:
             key = (thread_id, ns, b.channel, b.version)
             size = len(b.data or b"")
@@ -828,7 +828,8 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         special = all(w[0] in WRITES_IDX_MAP for w in writes)
         conflict = _WRITES_OVERWRITE if special else _WRITES_IGNORE
         sql = self._insert(_WRITES_INSERT, 9, conflict)
-        self.backend.write(lambda tx: tx.executemany(sql, rows))
+        # one row is one statement: no transaction needed around it
+        self.backend.write(lambda tx: tx.executemany(sql, rows), single_statement=len(rows) == 1)
 
     # -- deleting, copying, pruning -------------------------------------------------------
 

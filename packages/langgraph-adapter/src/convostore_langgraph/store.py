@@ -50,6 +50,12 @@ def _when(us: int) -> datetime:
     return _EPOCH + timedelta(microseconds=int(us))
 
 
+def _encode(value: Mapping[str, Any]) -> str:
+    """A stored value's text. ``_like_patterns`` relies on its form (``json.dumps``' default
+    separators and ASCII escapes)."""
+    return json.dumps(dict(value), allow_nan=False)
+
+
 def _check_filter(name: str, value: Any) -> None:
     """Refuse unknown ``$`` operators anywhere in a filter, before anything runs."""
     if isinstance(value, Mapping):
@@ -110,6 +116,20 @@ def _matches(value: Any, wanted: Any) -> bool:
             and all(_matches(a, b) for a, b in zip(value, wanted, strict=True))
         )
     return bool(value == wanted)
+
+
+def _like_patterns(filter: Mapping[str, Any]) -> list[str]:
+    """``LIKE`` patterns every stored value the filter matches contains: a top-level key that
+    must equal a string appears as ``"key": "text"`` in its ``_encode`` text. A pattern can
+    also match rows the filter does not (the pair nested deeper), never miss one."""
+    patterns = []
+    for key, wanted in filter.items():
+        text = wanted["$eq"] if isinstance(wanted, Mapping) and list(wanted) == ["$eq"] else wanted
+        if type(text) is str:
+            pair = f"{json.dumps(key)}: {json.dumps(text)}"
+            escaped = pair.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            patterns.append(f"%{escaped}%")
+    return patterns
 
 
 def _path_matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
@@ -216,7 +236,7 @@ class ConvostoreStore(BaseStore):
                 encoded = None
                 if op.value is not None:
                     try:
-                        encoded = json.dumps(dict(op.value), allow_nan=False)
+                        encoded = _encode(op.value)
                     except (TypeError, ValueError) as exc:
                         raise ValueError(
                             f"value of {op.namespace!r} / {op.key!r} is not JSON: {exc}"
@@ -262,6 +282,9 @@ class ConvostoreStore(BaseStore):
                     [prefix, key, encoded, now, now, expires, op.ttl],
                 )
 
+        # one statement alone needs no transaction around it (a round trip each way fewer
+        # on PostgreSQL): a batch of one read, or of puts to one key only
+        single = len(ops) == 1 or (len(puts) == 1 and all(isinstance(o, PutOp) for o in ops))
         if puts:
 
             def both(tx: Tx) -> list[Result]:
@@ -269,8 +292,8 @@ class ConvostoreStore(BaseStore):
                 writes(tx, touched)
                 return results
 
-            return self.backend.write(both)
-        results, touched = self.backend.read(reads)
+            return self.backend.write(both, single_statement=single)
+        results, touched = self.backend.read(reads, single_statement=single)
         if touched:
             self.backend.write(lambda tx: writes(tx, touched))
         return results
@@ -321,6 +344,10 @@ class ConvostoreStore(BaseStore):
             # the namespace itself and its children, never a sibling that merely starts alike
             where.append("(prefix = ? OR (prefix > ? AND prefix < ?))")
             params += [prefix, prefix + ".", prefix + "/"]
+        if op.filter:  # SQL narrows by text, Python decides
+            for pattern in _like_patterns(op.filter):
+                where.append("value LIKE ? ESCAPE '\\'")
+                params.append(pattern)
         sql = (
             f"SELECT {_COLS} FROM lg_store WHERE {' AND '.join(where)}"
             " ORDER BY updated_at DESC, prefix, key"
