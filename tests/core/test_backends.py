@@ -40,6 +40,7 @@ def test_a_read_sees_one_snapshot(db: ConversationStore, shared_url: str) -> Non
 
 
 def test_single_statement_calls_read_and_write(db: ConversationStore) -> None:
+    assert rows(db) == []  # a read-only snapshot first: it must not make the next write read-only
     db.backend.write(
         lambda tx: tx.execute("INSERT INTO t_backend VALUES (1, 'a')"), single_statement=True
     )
