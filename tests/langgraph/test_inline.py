@@ -218,3 +218,29 @@ def test_a_database_of_the_previous_schema_is_upgraded(backend_url: str) -> None
         assert tup.pending_writes == [("task", "title", "hello")]
         saver.delete_for_runs(["run-1"])  # the run index still finds it
         assert saver.get_tuple(old) is None
+
+
+class ZlibCipher:
+    """A 'cipher' that compresses: a serde whose output can be shorter than the value."""
+
+    def encrypt(self, plaintext: bytes) -> tuple[str, bytes]:
+        return "zlib", zlib.compress(plaintext)
+
+    def decrypt(self, ciphername: str, ciphertext: bytes) -> bytes:
+        assert ciphername == "zlib"
+        return zlib.decompress(ciphertext)
+
+
+def test_a_compressing_serde_loses_no_unchanged_value(cstore: ConversationStore) -> None:
+    """A saver with no head for an unchanged value (another process, ``cache_size=0``) decides
+    "row or inline" by the same rule the writer used: a value longer than the threshold is a
+    row even when the serde shrinks it below, so it is not taken for a row that is missing."""
+    serde = EncryptedSerializer(ZlibCipher())
+    thread = Thread(ConvostoreSaver(cstore, serde=serde))
+    long_text, long_list = "ab" * 2000, ["same"] * 1000
+    values = {"text": long_text, "items": long_list, "n": 0}
+    thread.put(values, new=["text", "items", "n"])
+    other = Thread(ConvostoreSaver(cstore, serde=serde, cache_size=0))
+    other.cfg, other.versions = thread.cfg, thread.versions
+    cfg = other.put({**values, "n": 1}, new=["n"])
+    assert values_at(cstore, cfg, serde=serde) == {**values, "n": 1}

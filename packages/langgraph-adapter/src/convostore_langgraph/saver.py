@@ -379,8 +379,9 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
     ) -> _Blob | None:
         """How an unchanged channel is stored: inline again if its version was inline (every
         checkpoint holding a small value holds it inline), else nothing (its row exists).
-        Known from the channel's head, or from the length of ``value``; serialized only when
-        neither tells. A value found big then is also offered as a row (``DO NOTHING`` if it
+        Known from the channel's head, or from the length of ``value`` (``_blob_for``'s rule,
+        so a saver without the head decides as the writer did); serialized only when neither
+        tells. A value found big then is also offered as a row (``DO NOTHING`` if it
         is there), in case whoever wrote it inlined a form of it that serialized smaller."""
         head = self._heads.get((thread_id, ns, channel))
         if head is not None and head.version == version:
