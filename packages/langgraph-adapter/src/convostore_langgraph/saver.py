@@ -210,14 +210,12 @@ def _json_default(value: Any) -> Any:
 
 
 _dump_metadata = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
+_JSON_DECODER = json.JSONDecoder()
 
 
 def _load_metadata(text: str) -> Any:
     """``json.loads`` without its whitespace checks (the text is ``_dump_metadata``'s)."""
     return _JSON_DECODER.raw_decode(text)[0]
-
-
-_JSON_DECODER = json.JSONDecoder()
 
 
 class ConvostoreSaver(BaseCheckpointSaver[str]):

@@ -84,6 +84,14 @@ class Tx(ABC):
                 raise RuntimeError("a single_statement call ran a second statement")
             self._ran = True
 
+    def _counted_rows(self, rows: Iterable[Sequence[Any]]) -> Iterable[Sequence[Any]]:
+        """``rows`` for ``executemany``, counted as one statement each where one was promised."""
+        if not self.single_statement:
+            return rows
+        rows = list(rows)
+        self._counted(len(rows))
+        return rows
+
     @abstractmethod
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run one statement and return its rows (empty when it returns none)."""

@@ -46,9 +46,7 @@ class PostgresTx(Tx):
         return cur.fetchall() if cur.description is not None else []
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        if self.single_statement:
-            rows = list(rows)
-            self._counted(len(rows))
+        rows = self._counted_rows(rows)
         with self.conn.cursor() as cur:
             cur.executemany(self._sql(sql), rows)
 

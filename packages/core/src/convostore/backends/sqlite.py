@@ -22,18 +22,16 @@ _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 class SqliteTx(Tx):
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, single_statement: bool = False) -> None:
         self.conn = conn
+        self.single_statement = single_statement
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         self._counted()
         return self.conn.execute(sql, params).fetchall()
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        if self.single_statement:
-            rows = list(rows)
-            self._counted(len(rows))
-        self.conn.executemany(sql, rows)
+        self.conn.executemany(sql, self._counted_rows(rows))
 
 
 class SqliteBackend(Backend):
@@ -104,9 +102,7 @@ class SqliteBackend(Backend):
                 raise ConvostoreError("the store is closed")
             conn.execute(begin)
             try:
-                tx = SqliteTx(conn)
-                tx.single_statement = single
-                result = fn(tx)
+                result = fn(SqliteTx(conn, single_statement=single))
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
