@@ -146,6 +146,39 @@ def bench_append(store: ConversationStore, raws: list[Callable[[], None]], n: in
     return [us(ta), *(f"{us(f)} ({ta / f:.2f}×)" for f in floors)]
 
 
+def bench_erase(on: ConversationStore, off: ConversationStore, n: int) -> list[str]:
+    """delete_conversation of a 50-message conversation: the store (secure_delete, the WAL
+    truncated after the commit) against the same delete with secure_delete off and no
+    truncation, interleaved."""
+    count = iter(range(10**9))
+
+    def fill(store: ConversationStore) -> str:
+        cid = f"erase{next(count)}"
+        store.append_messages(
+            conversation_id=cid, messages=[{"role": "user", "content": CONTENT}] * 50
+        )
+        return cid
+
+    def erase_on() -> float:
+        cid = fill(on)
+        start = time.perf_counter()
+        on.delete_conversation(conversation_id=cid)
+        return time.perf_counter() - start
+
+    def erase_off() -> float:
+        cid = fill(off)
+        start = time.perf_counter()
+        off.backend.write(lambda tx: tx.delete_conversation(cid))
+        return time.perf_counter() - start
+
+    times: list[list[float]] = [[], []]
+    for _ in range(n):
+        times[0].append(erase_on())
+        times[1].append(erase_off())
+    ton, toff = (statistics.median(t) for t in times)
+    return [us(ton), f"{us(toff)} ({ton / toff:.2f}×)"]
+
+
 # -- page and list costs as the data grows --------------------------------------------------
 
 
@@ -244,6 +277,32 @@ def section_append(tmp: str, q: bool) -> None:
             "raw, bare table (ratio)",
         ],
         rows,
+    )
+    section_erase(tmp, q)
+
+
+def section_erase(tmp: str, q: bool) -> None:
+    """What secure_delete and the WAL truncation after an erasing call cost on SQLite."""
+    with (
+        ConversationStore(f"sqlite:///{tmp}/on.db") as on,
+        ConversationStore(f"sqlite:///{tmp}/off.db") as off,
+    ):
+        off.backend.read(lambda tx: tx.execute("PRAGMA secure_delete=OFF"))
+        count = iter(range(10**9))
+
+        def append_off() -> None:
+            cid = f"bench{next(count) // 1000}"
+            off.append_message(conversation_id=cid, role="user", content=CONTENT)
+
+        append = bench_append(on, [append_off], 300 if q else 2000)
+        erase = bench_erase(on, off, 20 if q else 100)
+    table(
+        "SQLite: the cost of secure_delete (and of the WAL truncation after an erasing call)",
+        ["operation", "store (secure_delete on)", "secure_delete off (ratio on/off)"],
+        [
+            ["append_message", *append],
+            ["delete_conversation of 50 messages (off: no WAL truncation either)", *erase],
+        ],
     )
 
 

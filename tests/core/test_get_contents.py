@@ -21,7 +21,9 @@ def test_get_contents_matches_get_history(store: ConversationStore) -> None:
 
 
 def test_get_contents_arguments(store: ConversationStore) -> None:
-    with pytest.raises(MemoryValidationError, match="last must be None or an int >= 0, got -1"):
+    with pytest.raises(
+        MemoryValidationError, match="last must be between 0 and 9223372036854775807, got -1"
+    ):
         store.get_contents(conversation_id="c", last=-1)
     with pytest.raises(MemoryValidationError, match="conversation_id must be 1 to 256 bytes"):
         store.get_contents(conversation_id="x" * 300)

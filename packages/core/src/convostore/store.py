@@ -31,6 +31,7 @@ from .errors import (
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
 from .threads import run_in_thread, run_sync
 from .validation import (
+    MAX_INT64,
     Limits,
     check_cursors,
     check_id,
@@ -104,22 +105,41 @@ def _merge_metadata(current: str | None, patch: Mapping[str, Any], limits: Limit
     return encode_metadata({k: v for k, v in merged.items() if v is not None}, limits)
 
 
+def _owned(row: ConversationRow, user_id: str | None) -> ConversationRow:
+    """``row``, if ``user_id`` (when given) may use it: the owner, or anyone on an unowned one."""
+    if user_id is not None and row.user_id is not None and row.user_id != user_id:
+        raise ConversationOwnershipError(
+            f"conversation_id {row.id!r} belongs to another user than user_id {user_id!r}"
+        )
+    return row
+
+
 def _encode_cursor(row: ConversationRow) -> str:
     raw = json.dumps([row.last_message_at, row.id], ensure_ascii=False).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _decode_cursor(name: str, cursor: str) -> tuple[int, str]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        at, cid = json.loads(raw)
-        if isinstance(at, int) and isinstance(cid, str):
-            return at, cid
-    except (ValueError, TypeError):
-        pass
+def _decode_cursor(name: str, cursor: object, limits: Limits) -> tuple[int, str]:
+    """The (last_message_at, id) a ``list_conversations`` cursor holds; anything else, forged
+    or damaged, is a ``MemoryValidationError`` before any query runs."""
+    if not isinstance(cursor, str):
+        raise MemoryValidationError(f"{name} must be a str, got {type(cursor).__name__}")
+    # A cursor holds a timestamp and an id: base64 of at most ~4 * max_id_bytes bytes.
+    if len(cursor) <= 8 * limits.max_id_bytes + 64:
+        try:
+            at, cid = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+            if type(at) is int and 0 <= at <= MAX_INT64:
+                return at, check_id(f"{name} (its conversation id)", cid, limits)
+        except (ValueError, TypeError, RecursionError):
+            pass
     raise MemoryValidationError(
-        f"{name}: {cursor!r} is not a cursor returned by list_conversations"
+        f"{name}: {_preview(cursor)} is not a cursor returned by list_conversations"
     )
+
+
+def _preview(text: str, size: int = 60) -> str:
+    """``text`` for an error message, cut to ``size`` characters."""
+    return repr(text) if len(text) <= size else f"{text[:size]!r}... ({len(text)} characters)"
 
 
 def _adapter(module: str, dist: str, feature: str) -> ModuleType:
@@ -332,11 +352,29 @@ class ConversationStore(_Views):
             or tx.conversation(cid, lock=True)
         )
         assert row is not None  # created, or created by a concurrent writer
-        if user_id is not None and row.user_id is not None and row.user_id != user_id:
-            raise ConversationOwnershipError(
-                f"conversation_id {cid!r} belongs to another user than user_id {user_id!r}"
-            )
-        return row
+        return _owned(row, user_id)
+
+    def _locked(self, tx: Tx, cid: str, user_id: str | None) -> ConversationRow | None:
+        """Lock the conversation's row if it exists; enforce its owner."""
+        row = tx.conversation(cid, lock=True)
+        return None if row is None else _owned(row, user_id)
+
+    def _read_owned(
+        self, cid: str, user_id: str | None, read: Callable[[Tx], R], *, single_statement: bool
+    ) -> R | None:
+        """``read`` in one snapshot, after checking that ``user_id`` (if given) may read ``cid``;
+        None when ``user_id`` is given and the conversation does not exist."""
+        if user_id is None:
+            return self.backend.read(read, single_statement=single_statement)
+
+        def checked(tx: Tx) -> R | None:
+            row = tx.conversation(cid)
+            if row is None:
+                return None
+            _owned(row, user_id)
+            return read(tx)
+
+        return self.backend.read(checked)
 
     def get_messages(
         self,
@@ -346,15 +384,19 @@ class ConversationStore(_Views):
         order: Order = "asc",
         after: str | None = None,
         before: str | None = None,
+        user_id: str | None = None,
     ) -> list[Message]:
         """A page of messages; ``[]`` if the conversation does not exist.
 
         ``after`` / ``before`` (message ids) select that side of the message in chronological
         order, and the page holds the ``limit`` messages nearest it; without a cursor, ``asc``
         gives the oldest ``limit`` and ``desc`` the newest. ``order`` sorts the page.
+        ``user_id``, on this and every read and delete, refuses a conversation another user
+        owns with ``ConversationOwnershipError``, as appends do.
         """
         limits = self.limits
         cid = check_id("conversation_id", conversation_id, limits)
+        uid = check_optional_id("user_id", user_id, limits)
         check_limit(limit, limits)
         check_order(order)
         check_cursors(after, before)
@@ -382,44 +424,64 @@ class ConversationStore(_Views):
                 limit=limit,
             )
 
-        rows = self.backend.read(read, single_statement=after is None and before is None)
+        rows = (
+            self._read_owned(cid, uid, read, single_statement=after is None and before is None)
+            or []
+        )
         if newest_first != (order == "desc"):
             rows.reverse()
         return [_message(r) for r in rows]
 
-    def get_history(self, *, conversation_id: str, last: int | None = None) -> list[Message]:
+    def get_history(
+        self, *, conversation_id: str, last: int | None = None, user_id: str | None = None
+    ) -> list[Message]:
         """Every message (or the newest ``last``), oldest first, in one read; for adapters that
         load a whole session. ``last=0`` gives ``[]``."""
         cid = check_id("conversation_id", conversation_id, self.limits)
+        uid = check_optional_id("user_id", user_id, self.limits)
         if check_last(last) == 0:
             return []
-        rows = self.backend.read(
-            lambda tx: tx.page_messages(
-                cid, after_seq=None, before_seq=None, newest_first=last is not None, limit=last
-            ),
-            single_statement=True,
+        rows = (
+            self._read_owned(
+                cid,
+                uid,
+                lambda tx: tx.page_messages(
+                    cid, after_seq=None, before_seq=None, newest_first=last is not None, limit=last
+                ),
+                single_statement=True,
+            )
+            or []
         )
         if last is not None:
             rows.reverse()
         return [_message(r) for r in rows]
 
-    def get_contents(self, *, conversation_id: str, last: int | None = None) -> list[Any]:
+    def get_contents(
+        self, *, conversation_id: str, last: int | None = None, user_id: str | None = None
+    ) -> list[Any]:
         """``get_history`` without the ``Message`` wrapping: each message's content, oldest
         first, in one read; for adapters whose stored items are the contents."""
         cid = check_id("conversation_id", conversation_id, self.limits)
+        uid = check_optional_id("user_id", user_id, self.limits)
         if check_last(last) == 0:
             return []
-        texts = self.backend.read(lambda tx: tx.message_contents(cid, last), single_statement=True)
+        texts = (
+            self._read_owned(
+                cid, uid, lambda tx: tx.message_contents(cid, last), single_statement=True
+            )
+            or []
+        )
         # Every stored content is one JSON text: parse them all in one call.
         contents: list[Any] = json.loads("[" + ",".join(texts) + "]")
         return contents
 
-    def pop_message(self, *, conversation_id: str) -> Message | None:
+    def pop_message(self, *, conversation_id: str, user_id: str | None = None) -> Message | None:
         """Remove and return the newest message, atomically; None if there is none."""
         cid = check_id("conversation_id", conversation_id, self.limits)
+        uid = check_optional_id("user_id", user_id, self.limits)
 
         def write(tx: Tx) -> MessageRow | None:
-            row = tx.conversation(cid, lock=True)
+            row = self._locked(tx, cid, uid)
             if row is None:
                 return None
             newest = tx.page_messages(
@@ -434,11 +496,14 @@ class ConversationStore(_Views):
         popped = self.backend.write(write)
         return None if popped is None else _message(popped)
 
-    def get_message(self, *, conversation_id: str, message_id: str) -> Message | None:
+    def get_message(
+        self, *, conversation_id: str, message_id: str, user_id: str | None = None
+    ) -> Message | None:
         """One message by id, or None."""
         cid = check_id("conversation_id", conversation_id, self.limits)
         mid = check_id("message_id", message_id, self.limits)
-        row = self.backend.read(lambda tx: tx.message(cid, mid), single_statement=True)
+        uid = check_optional_id("user_id", user_id, self.limits)
+        row = self._read_owned(cid, uid, lambda tx: tx.message(cid, mid), single_statement=True)
         return None if row is None else _message(row)
 
     def update_message(
@@ -448,11 +513,13 @@ class ConversationStore(_Views):
         message_id: str,
         content: Any = None,
         metadata: dict[str, Any] | None = None,
+        user_id: str | None = None,
     ) -> Message:
         """Overwrite a message's content and/or metadata (metadata is replaced, not merged)."""
         limits = self.limits
         cid = check_id("conversation_id", conversation_id, limits)
         mid = check_id("message_id", message_id, limits)
+        uid = check_optional_id("user_id", user_id, limits)
         if content is None and metadata is None:
             raise MemoryValidationError("update_message needs content, metadata or both")
         new_content = None if content is None else encode_content(content, limits)
@@ -460,7 +527,7 @@ class ConversationStore(_Views):
         now = self.clock()
 
         def write(tx: Tx) -> MessageRow:
-            tx.conversation(cid, lock=True)
+            self._locked(tx, cid, uid)
             row = tx.message(cid, mid)
             if row is None:
                 raise MessageNotFoundError(f"message_id {mid!r} not found in conversation {cid!r}")
@@ -474,37 +541,44 @@ class ConversationStore(_Views):
 
         return _message(self.backend.write(write))
 
-    def delete_message(self, *, conversation_id: str, message_id: str) -> None:
+    def delete_message(
+        self, *, conversation_id: str, message_id: str, user_id: str | None = None
+    ) -> None:
         """Delete one message; deleting a missing message does nothing."""
         cid = check_id("conversation_id", conversation_id, self.limits)
         mid = check_id("message_id", message_id, self.limits)
+        uid = check_optional_id("user_id", user_id, self.limits)
 
         def write(tx: Tx) -> None:
-            row = tx.conversation(cid, lock=True)
+            row = self._locked(tx, cid, uid)
             if row is not None and tx.delete_message(cid, mid):
                 tx.save_conversation(row._replace(message_count=row.message_count - 1))
 
-        self.backend.write(write)
+        self.backend.write(write, erasing=True)
 
-    def clear_messages(self, *, conversation_id: str) -> None:
+    def clear_messages(self, *, conversation_id: str, user_id: str | None = None) -> None:
         """Delete every message of the conversation; its metadata stays."""
         cid = check_id("conversation_id", conversation_id, self.limits)
+        uid = check_optional_id("user_id", user_id, self.limits)
 
         def write(tx: Tx) -> None:
-            row = tx.conversation(cid, lock=True)
+            row = self._locked(tx, cid, uid)
             if row is not None:
                 tx.clear_messages(cid)
                 tx.save_conversation(row._replace(message_count=0))
 
-        self.backend.write(write)
+        self.backend.write(write, erasing=True)
 
     # -- conversations ---------------------------------------------------------------------
 
-    def get_conversation(self, *, conversation_id: str) -> ConversationMeta | None:
+    def get_conversation(
+        self, *, conversation_id: str, user_id: str | None = None
+    ) -> ConversationMeta | None:
         """The conversation's metadata, or None if it does not exist."""
         cid = check_id("conversation_id", conversation_id, self.limits)
+        uid = check_optional_id("user_id", user_id, self.limits)
         row = self.backend.read(lambda tx: tx.conversation(cid), single_statement=True)
-        return None if row is None else _meta(row)
+        return None if row is None else _meta(_owned(row, uid))
 
     def list_conversations(
         self,
@@ -527,9 +601,9 @@ class ConversationStore(_Views):
         uid = check_optional_id("user_id", user_id, limits)
         bound = None
         if after is not None:
-            bound = _decode_cursor("after", after)
+            bound = _decode_cursor("after", after, limits)
         elif before is not None:
-            bound = _decode_cursor("before", before)
+            bound = _decode_cursor("before", before, limits)
         forward = before is None  # walking in `order`, or against it towards the start
         descending = (order == "desc") == forward
 
@@ -577,20 +651,21 @@ class ConversationStore(_Views):
 
         return _meta(self.backend.write(write))
 
-    def delete_conversation(self, *, conversation_id: str) -> None:
+    def delete_conversation(self, *, conversation_id: str, user_id: str | None = None) -> None:
         """Delete the conversation and all its messages; deleting a missing one does nothing."""
         cid = check_id("conversation_id", conversation_id, self.limits)
+        uid = check_optional_id("user_id", user_id, self.limits)
 
         def write(tx: Tx) -> None:
-            if tx.conversation(cid, lock=True) is not None:
+            if self._locked(tx, cid, uid) is not None:
                 tx.delete_conversation(cid)
 
-        self.backend.write(write)
+        self.backend.write(write, erasing=True)
 
     def delete_user_data(self, *, user_id: str) -> int:
         """Delete every conversation of ``user_id`` with its messages; return how many went."""
         uid = check_id("user_id", user_id, self.limits)
-        return self.backend.write(lambda tx: tx.delete_user(uid))
+        return self.backend.write(lambda tx: tx.delete_user(uid), erasing=True)
 
     # -- framework entry points -------------------------------------------------------------
 

@@ -53,21 +53,46 @@ def check_role(value: object, name: str = "role") -> Role:
     return value
 
 
-def check_limit(value: object, limits: Limits) -> int:
+MAX_INT64 = 2**63 - 1
+"""The largest integer both databases store (a signed 64-bit column or parameter)."""
+
+
+def check_int(name: str, value: object, *, minimum: int = 0, maximum: int = MAX_INT64) -> int:
+    """An int (not a bool) between ``minimum`` and ``maximum`` inclusive."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise MemoryValidationError(f"limit must be an int, got {type(value).__name__}")
-    if not 1 <= value <= limits.max_page_size:
+        raise MemoryValidationError(f"{name} must be an int, got {type(value).__name__}")
+    if not minimum <= value <= maximum:
         raise MemoryValidationError(
-            f"limit must be between 1 and {limits.max_page_size}, got {value}"
+            f"{name} must be between {minimum} and {maximum}, got {_short_int(value)}"
         )
     return value
 
 
+def check_optional_int(
+    name: str, value: object, *, minimum: int = 0, maximum: int = MAX_INT64
+) -> int | None:
+    """None, or ``check_int``."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MemoryValidationError(f"{name} must be None or an int, got {type(value).__name__}")
+    return check_int(name, value, minimum=minimum, maximum=maximum)
+
+
+def _short_int(value: int) -> str:
+    """An int as text, shortened when huge (``str`` refuses more than 4,300 digits)."""
+    if value.bit_length() <= 128:
+        return str(value)
+    return f"{'-' if value < 0 else ''}an int of {value.bit_length()} bits"
+
+
+def check_limit(value: object, limits: Limits) -> int:
+    return check_int("limit", value, minimum=1, maximum=limits.max_page_size)
+
+
 def check_last(value: object) -> int | None:
     """``last``: None (everything) or how many of the newest, ``>= 0``."""
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-        raise MemoryValidationError(f"last must be None or an int >= 0, got {value!r}")
-    return value
+    return check_optional_int("last", value)
 
 
 def check_order(value: object) -> Order:

@@ -308,7 +308,7 @@ class ConvostoreMemoryStorage:
             sql.delete_ids(tx, doomed)
             return len(doomed)
 
-        return self.backend.write(write)
+        return self.backend.write(write, erasing=True)
 
     def get_record(self, record_id: str) -> MemoryRecord | None:
         """One record by id, or None."""

@@ -22,7 +22,12 @@ def open_backend(url: str, pool: ConnectionPool[Any] | None = None) -> Backend:
         from .postgres import PostgresBackend
 
         return PostgresBackend(pool=pool)
-    parts = urlsplit(url)
+    if not isinstance(url, str):
+        raise MemoryValidationError(f"url must be a str, got {type(url).__name__}")
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise MemoryValidationError(f"url {url!r} is not a valid URL: {exc}") from None
     scheme = parts.scheme.lower()
     if scheme == "memory":
         from .sqlite import SqliteBackend

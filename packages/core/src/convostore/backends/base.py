@@ -281,10 +281,15 @@ class Backend(ABC):
     inline = False
 
     @abstractmethod
-    def write(self, fn: Callable[[Tx], T], *, single_statement: bool = False) -> T:
+    def write(
+        self, fn: Callable[[Tx], T], *, single_statement: bool = False, erasing: bool = False
+    ) -> T:
         """Run ``fn`` in a write transaction that serializes with other writers; commit on return.
         ``single_statement``: ``fn`` runs one statement, atomic by itself, so a server database
-        may skip BEGIN and COMMIT (a second statement is then a ``RuntimeError``)."""
+        may skip BEGIN and COMMIT (a second statement is then a ``RuntimeError``).
+        ``erasing``: ``fn`` deletes what a user asked to erase; after the commit the backend
+        removes the old copies it can (SQLite truncates its write-ahead log when no reader
+        holds it; deleted rows are overwritten on every backend's own terms, see the README)."""
 
     @abstractmethod
     def read(self, fn: Callable[[Tx], T], *, single_statement: bool = False) -> T:

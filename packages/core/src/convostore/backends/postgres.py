@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import random
+import select
 import time
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ..errors import StorageError
+from ..errors import MemoryValidationError, StorageError
 from .base import MIGRATIONS, Backend, T, Tx
 
 try:
     import psycopg
     from psycopg import errors as pg_errors
+    from psycopg.conninfo import conninfo_to_dict
     from psycopg_pool import ConnectionPool
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise ImportError(
@@ -23,6 +26,8 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 _RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
 _READ_LEVEL = psycopg.IsolationLevel.REPEATABLE_READ
+CONNECT_TIMEOUT = 5
+"""Seconds to wait for a connection unless the URL says ``?connect_timeout=N``."""
 
 
 class PostgresTx(Tx):
@@ -51,6 +56,33 @@ class PostgresTx(Tx):
             cur.executemany(self._sql(sql), rows)
 
 
+def _connect_timeout(url: str) -> int:
+    """The URL's ``connect_timeout`` (libpq's own parameter, whole seconds) or the default:
+    a wrong URL or a dead server fails within it."""
+    try:
+        given = conninfo_to_dict(url).get("connect_timeout")
+        return CONNECT_TIMEOUT if given is None else int(given)
+    except (psycopg.Error, ValueError, TypeError) as exc:
+        raise MemoryValidationError(f"url is not a valid PostgreSQL URL: {exc}") from None
+
+
+def _closed_by_server(conn: psycopg.Connection[Any]) -> bool:
+    """Whether the server closed this idle connection (a restart, ``pg_terminate_backend``,
+    an idle timeout): it then has its goodbye or EOF to read. Costs a poll, not a round trip;
+    only a connection with something to read is tested with a query."""
+    if conn.closed:
+        return True
+    with contextlib.suppress(OSError, ValueError):
+        readable, _, _ = select.select([conn.fileno()], [], [], 0)
+        if not readable:
+            return False
+    try:
+        ConnectionPool.check_connection(conn)  # an empty query
+    except psycopg.Error:
+        return True
+    return False
+
+
 class PostgresBackend(Backend):
     """Short transactions on pooled connections; no server-side prepared statements by default,
     so it works behind a transaction-mode pooler. Row locks (``FOR UPDATE``) serialize writers
@@ -69,11 +101,19 @@ class PostgresBackend(Backend):
         self.timeout = timeout
         self._owns_pool = pool is None
         if pool is None:
+            url = url or ""
+            connect_timeout = _connect_timeout(url)
+            try:
+                # One direct connection first: it fails with the server's own reason, where
+                # the pool would retry in the background and report only that it gave up.
+                psycopg.connect(url, connect_timeout=connect_timeout).close()
+            except psycopg.Error as exc:
+                raise StorageError(f"cannot connect to PostgreSQL: {exc}") from exc
             pool = ConnectionPool(
-                url or "",
+                url,
                 min_size=1,
                 max_size=max_size,
-                kwargs={"prepare_threshold": None},
+                kwargs={"prepare_threshold": None, "connect_timeout": connect_timeout},
                 open=False,
                 timeout=timeout,
             )
@@ -89,9 +129,16 @@ class PostgresBackend(Backend):
     def _run(self, fn: Callable[[Tx], T], *, read_only: bool, single_statement: bool) -> T:
         deadline = time.monotonic() + self.timeout
         delay = 0.002
+        stale = 0  # connections the server closed while they sat in the pool
         while True:
             try:
                 with self.pool.connection() as conn:
+                    if _closed_by_server(conn):
+                        conn.close()  # the pool replaces it; nothing was sent on it
+                        stale += 1
+                        if stale <= self.pool.max_size:
+                            continue
+                        raise StorageError("PostgreSQL closes every connection it opens")
                     if single_statement:
                         return self._autocommit(conn, fn)
                     if read_only:
@@ -117,7 +164,8 @@ class PostgresBackend(Backend):
             with conn.transaction():
                 return fn(PostgresTx(conn))
         finally:
-            conn.isolation_level = level
+            if not conn.broken:  # a dead connection is discarded: keep the real error
+                conn.isolation_level = level
 
     @staticmethod
     def _autocommit(conn: psycopg.Connection[Any], fn: Callable[[Tx], T]) -> T:
@@ -128,9 +176,13 @@ class PostgresBackend(Backend):
         try:
             return fn(PostgresTx(conn, single_statement=True))
         finally:
-            conn.autocommit = before
+            if not conn.broken:  # a dead connection is discarded: keep the real error
+                conn.autocommit = before
 
-    def write(self, fn: Callable[[Tx], T], *, single_statement: bool = False) -> T:
+    def write(
+        self, fn: Callable[[Tx], T], *, single_statement: bool = False, erasing: bool = False
+    ) -> T:
+        # erasing: deleted rows stay as dead tuples until VACUUM reclaims them (README)
         return self._run(fn, read_only=False, single_statement=single_statement)
 
     def read(self, fn: Callable[[Tx], T], *, single_statement: bool = False) -> T:

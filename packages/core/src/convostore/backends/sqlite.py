@@ -69,6 +69,9 @@ class SqliteBackend(Backend):
             if self.path != ":memory:":
                 conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={synchronous}")
+            # Deleted rows are overwritten with zeros, not left in free pages of the file
+            # (SQLite's upstream build leaves this off).
+            conn.execute("PRAGMA secure_delete=ON")
         except BaseException:
             conn.close()
             raise
@@ -141,8 +144,32 @@ class SqliteBackend(Backend):
             self._no_wait.armed = False
 
     # single_statement only checks the promise here: BEGIN and COMMIT cost no round trip
-    def write(self, fn: Callable[[Tx], T], *, single_statement: bool = False) -> T:
-        return self._transaction("BEGIN IMMEDIATE", fn, single=single_statement, queue=True)
+    def write(
+        self, fn: Callable[[Tx], T], *, single_statement: bool = False, erasing: bool = False
+    ) -> T:
+        result = self._transaction("BEGIN IMMEDIATE", fn, single=single_statement, queue=True)
+        if erasing:
+            self.truncate_wal()
+        return result
+
+    def truncate_wal(self) -> bool:
+        """Copy the write-ahead log into the file and empty it, so that the old versions of
+        deleted rows it holds are gone; False when a reader still uses it (it is then left
+        for SQLite's next checkpoint). Never waits."""
+        if not self._lock.acquire(blocking=not getattr(self._no_wait, "armed", False)):
+            return False
+        try:
+            conn = self._conn
+            if conn is None or self.path == ":memory:":
+                return True
+            busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode & 0xFF in _BUSY:
+                return False
+            raise StorageError(f"SQLite error on {self.path}: {exc}") from exc
+        finally:
+            self._lock.release()
+        return not busy
 
     def read(self, fn: Callable[[Tx], T], *, single_statement: bool = False) -> T:
         return self._transaction("BEGIN", fn, single=single_statement)

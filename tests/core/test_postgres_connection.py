@@ -1,0 +1,104 @@
+"""PostgreSQL connections that fail: a wrong URL, a server that drops pooled connections, a
+connection killed mid-statement. Each fails fast with the real cause, or recovers."""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from convostore import ConversationStore, MemoryValidationError, StorageError
+from psycopg import errors as pg_errors
+
+PG_URL = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+@pytest.fixture
+def named_url(pg_schema_url: str) -> str:
+    """The test schema's URL with an application_name that finds this store's connections."""
+    return f"{pg_schema_url}&application_name=cs_{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def busy_store(named_url: str) -> Iterator[ConversationStore]:
+    """A store whose pool has grown past one connection, all idle."""
+    with ConversationStore(named_url) as store:
+        barrier = threading.Barrier(4)
+
+        def hold() -> None:
+            def read(tx: object) -> None:
+                barrier.wait()  # four connections checked out at once
+
+            store.backend.read(read)
+
+        threads = [threading.Thread(target=hold) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        yield store
+
+
+def _terminate(named_url: str) -> int:
+    name = named_url.rsplit("application_name=", 1)[1]
+    with psycopg.connect(PG_URL, autocommit=True) as admin:
+        rows = admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+            [name],
+        ).fetchall()
+    return len(rows)
+
+
+def test_idle_connections_the_server_closed_are_replaced(
+    busy_store: ConversationStore, named_url: str
+) -> None:
+    busy_store.append_message(conversation_id="c", role="user", content="before")
+    assert _terminate(named_url) >= 4
+    for i in range(12):  # every call succeeds: none gets a dead connection
+        busy_store.append_message(conversation_id="c", role="user", content=f"after {i}")
+        assert busy_store.get_conversation(conversation_id="c") is not None
+        busy_store.get_messages(conversation_id="c", limit=1)
+    meta = busy_store.get_conversation(conversation_id="c")
+    assert meta is not None
+    assert meta.message_count == 13
+
+
+@pytest.mark.parametrize("single_statement", [True, False])
+def test_a_connection_killed_mid_call_reports_the_real_cause(
+    pg_schema_url: str, single_statement: bool
+) -> None:
+    with ConversationStore(pg_schema_url) as store:
+        with pytest.raises(StorageError, match="terminating connection") as caught:
+            store.backend.read(
+                lambda tx: tx.execute("SELECT pg_terminate_backend(pg_backend_pid())"),
+                single_statement=single_statement,
+            )
+        assert isinstance(caught.value.__cause__, pg_errors.AdminShutdown)
+        store.append_message(conversation_id="c", role="user", content="the next call works")
+
+
+def test_a_database_that_does_not_exist_fails_with_the_servers_reason(pg_schema_url: str) -> None:
+    url = PG_URL.rsplit("/", 1)[0] + f"/nosuchdb_{uuid.uuid4().hex[:8]}"
+    with pytest.raises(StorageError, match=r'database "nosuchdb_\w+" does not exist'):
+        ConversationStore(url)
+
+
+def test_a_closed_port_fails_with_the_servers_reason() -> None:
+    with pytest.raises(StorageError, match="Connection refused"):
+        ConversationStore("postgresql://postgres@127.0.0.1:1/test")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://postgres@127.0.0.1:5432/test?connect_timeout=soon",
+        "postgresql://postgres@127.0.0.1:5432/test?no_such_parameter=1",
+        "postgresql://[::1",
+    ],
+)
+def test_a_malformed_url_is_a_validation_error(url: str) -> None:
+    with pytest.raises(MemoryValidationError, match="url"):
+        ConversationStore(url)
