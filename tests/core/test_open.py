@@ -93,11 +93,12 @@ def test_a_callers_pool_is_used(pg_schema_url: str) -> None:
         ("langgraph_store", "convostore-langgraph"),
         ("openai_session", "convostore-openai"),
         ("claude_session_store", "convostore-claude"),
+        ("crewai_memory", "convostore-crewai"),
     ],
 )
 def test_entry_points_name_the_package_to_install(attribute: str, package: str) -> None:
     """In the core's own environment no adapter is installed: the error says what to install."""
-    calls = {"openai_session": ("c",), "claude_session_store": ()}
+    calls = {"openai_session": ("c",), "claude_session_store": (), "crewai_memory": ()}
     for store in (ConversationStore("memory://"), AsyncConversationStore("memory://")):
         with pytest.raises(ImportError, match=f"pip install {package}"):  # noqa: PT012
             entry = getattr(store, attribute)  # the LangGraph entry points are attributes
@@ -113,3 +114,8 @@ def test_postgres_reads_are_read_only_and_writes_follow_on_the_same_pool(
             store.backend.read(lambda tx: tx.execute("CREATE TABLE nope (a int)"))
         store.append_message(conversation_id="c", role="user", content="written after a read")
         assert store.get_messages(conversation_id="c")[0].content == "written after a read"
+
+
+def test_an_unregistered_view_is_an_import_error() -> None:
+    with ConversationStore("memory://") as store, pytest.raises(ImportError, match="no_such_view"):
+        store.view("no_such_view")

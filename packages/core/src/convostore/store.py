@@ -10,13 +10,13 @@ import base64
 import copy
 import dataclasses
 import functools
-import importlib
+import importlib.metadata
 import json
 import os
 import secrets
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from types import ModuleType, TracebackType
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypedDict, TypeVar
 
 from . import convert
@@ -142,31 +142,81 @@ def _preview(text: str, size: int = 60) -> str:
     return repr(text) if len(text) <= size else f"{text[:size]!r}... ({len(text)} characters)"
 
 
-def _adapter(module: str, dist: str, feature: str) -> ModuleType:
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise
-        raise ImportError(f"{feature} needs the {dist} package: pip install {dist}") from exc
+VIEWS_GROUP = "convostore.views"
+"""The entry-point group under which adapter packages register framework entry points."""
+
+
+@functools.cache
+def _registered() -> dict[str, importlib.metadata.EntryPoint]:
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=VIEWS_GROUP)}
+
+
+class _View:
+    """A documented framework entry point (``store.langgraph_checkpointer``...): resolved through
+    the adapter's registration, so the core never imports an adapter by name."""
+
+    def __init__(self, dist: str, doc: str) -> None:
+        self.dist = dist
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, store: _Views | None, owner: type | None = None) -> Any:
+        if store is None:
+            return self
+        return store.view(self.name, dist=self.dist)
 
 
 class _Views:
     """What both facades offer beyond storage: converters and framework entry points."""
 
+    _views: dict[str, Any]
+
     to_anthropic_messages = staticmethod(convert.to_anthropic_messages)
     to_anthropic_system = staticmethod(convert.to_anthropic_system)
     to_openai_input = staticmethod(convert.to_openai_input)
 
-    def openai_session(self, conversation_id: str, *, max_items: int | None = None) -> Any:
-        """An OpenAI Agents ``Session`` over a conversation (``pip install convostore-openai``)."""
-        module = _adapter("convostore_openai", "convostore-openai", "openai_session")
-        return module.ConvostoreSession(conversation_id, store=self, max_items=max_items)
+    def view(self, name: str, *, dist: str | None = None) -> Any:
+        """The framework entry point ``name`` that an installed adapter package registers
+        (entry-point group ``convostore.views``), made once per store; ``dist`` names the
+        package to suggest when none does."""
+        try:
+            return self._views[name]
+        except KeyError:
+            pass
+        entry = _registered().get(name)
+        if entry is None:
+            hint = f"the {dist} package: pip install {dist}" if dist else "an adapter package"
+            raise ImportError(f"{name} needs {hint} (no installed package registers it)")
+        made = self._views[name] = entry.load()(self)
+        return made
 
-    def claude_session_store(self, **options: Any) -> Any:
-        """A Claude Agent SDK ``SessionStore`` (``pip install convostore-claude``)."""
-        module = _adapter("convostore_claude", "convostore-claude", "claude_session_store")
-        return module.ConvostoreSessionStore(store=self, **options)
+    langgraph_checkpointer = _View(
+        "convostore-langgraph",
+        "A LangGraph ``BaseCheckpointSaver`` on this store, the same object on every access"
+        " (``pip install convostore-langgraph``).",
+    )
+    langgraph_store = _View(
+        "convostore-langgraph",
+        "A LangGraph ``BaseStore`` on this store, the same object on every access"
+        " (``pip install convostore-langgraph``).",
+    )
+    openai_session = _View(
+        "convostore-openai",
+        "``openai_session(conversation_id, *, max_items=None, **options)``: an OpenAI Agents"
+        " ``Session`` over a conversation (``pip install convostore-openai``).",
+    )
+    claude_session_store = _View(
+        "convostore-claude",
+        "``claude_session_store(**options)``: a Claude Agent SDK ``SessionStore``"
+        " (``pip install convostore-claude``).",
+    )
+    crewai_memory = _View(
+        "convostore-crewai",
+        "``crewai_memory(**options)``: a ``crewai.Memory`` whose storage is this store"
+        " (``pip install convostore-crewai``).",
+    )
 
 
 class ConversationStore(_Views):
@@ -185,6 +235,7 @@ class ConversationStore(_Views):
         limits: Limits | None = None,
         clock: Callable[[], int] = now_ms,
     ) -> None:
+        self._views = {}
         self.url = url or os.environ.get("CONVOSTORE_URL") or DEFAULT_URL
         self.limits = limits or Limits()
         self.clock = clock
@@ -212,8 +263,7 @@ class ConversationStore(_Views):
         for data with other bounds than chat messages (closing either closes both)."""
         twin = copy.copy(self)
         twin.limits = dataclasses.replace(self.limits, **changes)
-        for name in ("langgraph_checkpointer", "langgraph_store"):
-            twin.__dict__.pop(name, None)  # cached views bound to the original
+        twin._views = {}  # views are bound to the store they were made on
         return twin
 
     # -- messages --------------------------------------------------------------------------
@@ -667,20 +717,6 @@ class ConversationStore(_Views):
         uid = check_id("user_id", user_id, self.limits)
         return self.backend.write(lambda tx: tx.delete_user(uid), erasing=True)
 
-    # -- framework entry points -------------------------------------------------------------
-
-    @functools.cached_property
-    def langgraph_checkpointer(self) -> Any:
-        """A LangGraph ``BaseCheckpointSaver`` on this store (``pip install convostore-langgraph``)."""
-        module = _adapter("convostore_langgraph", "convostore-langgraph", "langgraph_checkpointer")
-        return module.ConvostoreSaver(self)
-
-    @functools.cached_property
-    def langgraph_store(self) -> Any:
-        """A LangGraph ``BaseStore`` on this store (``pip install convostore-langgraph``)."""
-        module = _adapter("convostore_langgraph", "convostore-langgraph", "langgraph_store")
-        return module.ConvostoreStore(self)
-
 
 def _bounded_last(limits: Limits, kwargs: Mapping[str, Any]) -> bool:
     last = kwargs.get("last")
@@ -724,6 +760,7 @@ class AsyncConversationStore(_Views):
         sync: ConversationStore | None = None,
         inline: bool = True,
     ) -> None:
+        self._views = {}
         self.sync = sync or ConversationStore(url, pool=pool, limits=limits, clock=clock)
         self.inline = inline
 
@@ -761,13 +798,3 @@ class AsyncConversationStore(_Views):
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
-
-    @functools.cached_property
-    def langgraph_checkpointer(self) -> Any:
-        """The same saver as ``sync.langgraph_checkpointer`` (it has the async methods too)."""
-        return self.sync.langgraph_checkpointer
-
-    @functools.cached_property
-    def langgraph_store(self) -> Any:
-        """The same store as ``sync.langgraph_store`` (it has ``abatch`` too)."""
-        return self.sync.langgraph_store
