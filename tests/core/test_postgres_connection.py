@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 
 import psycopg
 import pytest
 from convostore import ConversationStore, MemoryValidationError, StorageError
+from convostore.spi import Tx
 from psycopg import errors as pg_errors
 
 PG_URL = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
@@ -43,12 +45,21 @@ def busy_store(named_url: str) -> Iterator[ConversationStore]:
 
 
 def _terminate(named_url: str) -> int:
+    """End this store's server processes, as a restart or an idle timeout would, and wait
+    until they are gone (pg_terminate_backend only signals them)."""
     name = named_url.rsplit("application_name=", 1)[1]
     with psycopg.connect(PG_URL, autocommit=True) as admin:
         rows = admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
             [name],
         ).fetchall()
+        for _ in range(1000):
+            left = admin.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", [name]
+            ).fetchone()
+            if left == (0,):
+                break
+            time.sleep(0.01)
     return len(rows)
 
 
@@ -66,18 +77,48 @@ def test_idle_connections_the_server_closed_are_replaced(
     assert meta.message_count == 13
 
 
+KILL = "SELECT pg_terminate_backend(pg_backend_pid())"
+
+
+@pytest.mark.parametrize(
+    ("kind", "retried"),
+    [("read", True), ("read-one-statement", True), ("write", True), ("write-one-statement", False)],
+)
+def test_a_connection_lost_mid_call_is_run_again_only_where_that_is_safe(
+    pg_schema_url: str, kind: str, retried: bool
+) -> None:
+    """Reads, and writes that had not reached COMMIT, run again once on a new connection; a
+    one-statement write (it may have committed) raises with the server's reason."""
+    attempts = []
+
+    def call(tx: Tx) -> str:
+        attempts.append(1)
+        if len(attempts) == 1:
+            tx.execute(KILL)
+        return "done"
+
+    with ConversationStore(pg_schema_url) as store:
+        run = store.backend.read if kind.startswith("read") else store.backend.write
+        one = kind.endswith("one-statement")
+        if retried:
+            assert run(call, single_statement=one) == "done"
+            assert len(attempts) == 2
+        else:
+            with pytest.raises(StorageError, match="terminating connection") as caught:
+                run(call, single_statement=one)
+            assert isinstance(caught.value.__cause__, pg_errors.AdminShutdown)
+            assert len(attempts) == 1
+        store.append_message(conversation_id="c", role="user", content="the next call works")
+
+
 @pytest.mark.parametrize("single_statement", [True, False])
-def test_a_connection_killed_mid_call_reports_the_real_cause(
+def test_a_connection_lost_twice_reports_the_real_cause(
     pg_schema_url: str, single_statement: bool
 ) -> None:
     with ConversationStore(pg_schema_url) as store:
         with pytest.raises(StorageError, match="terminating connection") as caught:
-            store.backend.read(
-                lambda tx: tx.execute("SELECT pg_terminate_backend(pg_backend_pid())"),
-                single_statement=single_statement,
-            )
+            store.backend.read(lambda tx: tx.execute(KILL), single_statement=single_statement)
         assert isinstance(caught.value.__cause__, pg_errors.AdminShutdown)
-        store.append_message(conversation_id="c", role="user", content="the next call works")
 
 
 def test_a_database_that_does_not_exist_fails_with_the_servers_reason(pg_schema_url: str) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from .backends import Backend, Tx
-from .backends.base import WouldBlock
+from .backends.base import POSTGRESQL_ONLY, SQLITE_ONLY, WouldBlock
 from .errors import MemoryValidationError
 from .store import AsyncConversationStore, ConversationStore
 from .threads import run_in_thread, run_sync
@@ -30,6 +30,8 @@ from .validation import (
 
 __all__ = [
     "MAX_INT64",
+    "POSTGRESQL_ONLY",
+    "SQLITE_ONLY",
     "Backend",
     "Limits",
     "StoreLike",

@@ -70,8 +70,7 @@ MIGRATIONS: list[list[str]] = [
 
 
 def migrate(backend: Backend) -> None:
-    collate = 'COLLATE "C"' if backend.dialect == "postgresql" else ""
-    backend.migrate(COMPONENT, [[s.format(collate=collate) for s in step] for step in MIGRATIONS])
+    backend.migrate(COMPONENT, MIGRATIONS)
 
 
 class Filter(NamedTuple):

@@ -33,6 +33,17 @@ class MessageRow(NamedTuple):
     updated_at: int | None
 
 
+SQLITE_ONLY = "-- sqlite only\n"
+"""A migration statement starting with this runs on SQLite only."""
+POSTGRESQL_ONLY = "-- postgresql only\n"
+"""A migration statement starting with this runs on PostgreSQL only."""
+_DIALECT_TEXT = {
+    # {collate}: byte-order comparison for text keys (prefix range scans, ORDER BY id);
+    # {blob}: a column of bytes.
+    "sqlite": {"{collate}": "", "{blob}": "BLOB"},
+    "postgresql": {"{collate}": 'COLLATE "C"', "{blob}": "BYTEA"},
+}
+
 _CONV = "id, user_id, created_at, last_message_at, message_count, next_seq, metadata"
 _MSG = "seq, id, role, content, metadata, created_at, updated_at"
 
@@ -303,8 +314,21 @@ class Backend(ABC):
         raise WouldBlock
 
     def migrate(self, component: str, steps: Sequence[Sequence[str]]) -> None:
-        """Bring ``component``'s tables to version ``len(steps)`` in one transaction."""
-        self.write(lambda tx: tx.migrate(component, steps))
+        """Bring ``component``'s tables to version ``len(steps)`` in one transaction.
+
+        Statements are written once for both databases: ``{collate}`` and ``{blob}`` become
+        the dialect's text, and a statement starting with ``SQLITE_ONLY`` or
+        ``POSTGRESQL_ONLY`` runs on that database alone."""
+        skip = POSTGRESQL_ONLY if self.dialect == "sqlite" else SQLITE_ONLY
+        text = _DIALECT_TEXT[self.dialect]
+
+        def dialect(statement: str) -> str:
+            for placeholder, value in text.items():
+                statement = statement.replace(placeholder, value)
+            return statement
+
+        native = [[dialect(s) for s in step if not s.startswith(skip)] for step in steps]
+        self.write(lambda tx: tx.migrate(component, native))
 
     @abstractmethod
     def close(self) -> None:

@@ -122,15 +122,23 @@ class PostgresBackend(Backend):
             except Exception as exc:
                 raise StorageError(f"cannot connect to PostgreSQL: {exc}") from exc
         self.pool = pool
-        self.migrate(
-            "core", [[s.format(collate='COLLATE "C"') for s in step] for step in MIGRATIONS]
-        )
+        self.migrate("core", MIGRATIONS)
 
     def _run(self, fn: Callable[[Tx], T], *, read_only: bool, single_statement: bool) -> T:
         deadline = time.monotonic() + self.timeout
         delay = 0.002
         stale = 0  # connections the server closed while they sat in the pool
+        lost = False  # a connection already lost during this call
         while True:
+            done = False  # fn returned: a write may be committing from here on
+
+            def body(tx: Tx) -> T:
+                nonlocal done
+                result = fn(tx)
+                done = True
+                return result
+
+            conn = None
             try:
                 with self.pool.connection() as conn:
                     if _closed_by_server(conn):
@@ -140,17 +148,24 @@ class PostgresBackend(Backend):
                             continue
                         raise StorageError("PostgreSQL closes every connection it opens")
                     if single_statement:
-                        return self._autocommit(conn, fn)
+                        return self._autocommit(conn, body)
                     if read_only:
-                        return self._snapshot(conn, fn)
+                        return self._snapshot(conn, body)
                     conn.read_only = False
                     with conn.transaction():
-                        return fn(PostgresTx(conn))
+                        return body(PostgresTx(conn))
             except _RETRYABLE as exc:
                 if time.monotonic() > deadline:
                     raise StorageError(f"PostgreSQL error: {exc}") from exc
             except psycopg.Error as exc:  # the pool's errors are psycopg errors too
-                raise StorageError(f"PostgreSQL error: {exc}") from exc
+                # A connection lost in the middle of a call (the server restarted or ended it
+                # after the check above): run it again once where that cannot repeat a write,
+                # that is a read, or a transaction that had not reached its COMMIT.
+                safe = read_only or not (single_statement or done)
+                if lost or not safe or conn is None or not conn.broken:
+                    raise StorageError(f"PostgreSQL error: {exc}") from exc
+                lost = True
+                continue
             time.sleep(delay * (1 + random.random()))
             delay = min(delay * 2, 0.2)
 

@@ -59,7 +59,7 @@ class SqliteBackend(Backend):
         self._conn: sqlite3.Connection | None = self._retry(
             lambda: self._connect(synchronous.upper())
         )
-        self.migrate("core", [[s.format(collate="") for s in step] for step in MIGRATIONS])
+        self.migrate("core", MIGRATIONS)
 
     def _connect(self, synchronous: str) -> sqlite3.Connection:
         # No busy handler: a busy database is reported at once, and ``_retry`` waits for it
