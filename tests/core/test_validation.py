@@ -258,3 +258,30 @@ def test_bad_urls_are_refused() -> None:
         ConversationStore("mysql://x")
     with pytest.raises(MemoryValidationError, match="names no file"):
         ConversationStore("sqlite:///")
+
+
+def test_errors_name_their_argument_and_batch_position(store: ConversationStore) -> None:
+    """Adapters build their own wording from ``argument``, ``index`` and ``detail``."""
+    with pytest.raises(MemoryValidationError) as single:
+        store.append_message(conversation_id="c", role="user", content={"x": math.nan})
+    assert (single.value.argument, single.value.index) == ("content", None)
+    assert single.value.label + single.value.detail == str(single.value)
+    assert single.value.detail == "['x']: nan is not valid JSON (NaN and Infinity)"
+
+    batch = [{"role": "user", "content": "ok"}, {"role": "user", "content": {"x": math.nan}}]
+    with pytest.raises(MemoryValidationError) as second:
+        store.append_messages(conversation_id="c", messages=batch)  # type: ignore[list-item]
+    assert (second.value.argument, second.value.index) == ("content", 1)
+    assert str(second.value) == "messages[1].content['x']: nan is not valid JSON (NaN and Infinity)"
+    assert second.value.detail == single.value.detail
+
+    with pytest.raises(MemoryValidationError) as not_a_dict:
+        store.append_messages(conversation_id="c", messages=["text", "more"])  # type: ignore[list-item]
+    assert str(not_a_dict.value) == "messages[0] must be a dict, got str"
+
+    with pytest.raises(MemoryValidationError) as limit:
+        store.get_messages(conversation_id="c", limit=0)
+    assert (limit.value.argument, limit.value.detail) == (
+        "limit",
+        " must be between 1 and 100, got 0",
+    )

@@ -8,7 +8,40 @@ class ConvostoreError(Exception):
 
 
 class MemoryValidationError(ConvostoreError, ValueError):
-    """An argument is malformed or outside its limit; nothing was written."""
+    """An argument is malformed or outside its limit; nothing was written.
+
+    ``argument`` names it (``"content"``, ``"limit"``, ...) where one is at fault, ``index`` is
+    its item's position when the call took a batch, and ``label`` is how the message names it
+    (``"content"``, ``"messages[2].content"``); ``detail`` is the rest of the message, so an
+    adapter can name the item in its own words (``f"items[{e.index}]{e.detail}"``).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        argument: str | None = None,
+        index: int | None = None,
+        label: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.argument = argument
+        self.index = index
+        self.label = label if label is not None else (argument or "")
+
+    @property
+    def detail(self) -> str:
+        """The message after its ``label``."""
+        text = str(self)
+        return text[len(self.label) :] if text.startswith(self.label) else f" {text}"
+
+    def in_batch(self, items: str, index: int) -> MemoryValidationError:
+        """This error for the ``index``-th item of the batch argument ``items``."""
+        own = "" if self.argument in (None, "message") else f".{self.argument}"
+        label = f"{items}[{index}]{own}"
+        return MemoryValidationError(
+            label + self.detail, argument=self.argument, index=index, label=label
+        )
 
 
 class MemoryQuotaExceededError(ConvostoreError):

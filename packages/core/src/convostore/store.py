@@ -315,12 +315,16 @@ class ConversationStore(_Views):
             return []
         now = self.clock()
         single = len(messages) == 1
-        prepared = [
-            self._prepare(item, now, "" if single else f"messages[{i}].", fresh)
-            for i, (item, fresh) in enumerate(
-                zip(messages, new_message_ids(now, len(messages)), strict=True)
-            )
-        ]
+        prepared = []
+        for i, (item, fresh) in enumerate(
+            zip(messages, new_message_ids(now, len(messages)), strict=True)
+        ):
+            try:
+                prepared.append(self._prepare(item, now, fresh))
+            except MemoryValidationError as exc:
+                if single:
+                    raise
+                raise exc.in_batch("messages", i) from None
         ids = [m.id for m in prepared]
         if len(set(ids)) != len(ids):
             raise MemoryValidationError(
@@ -370,26 +374,27 @@ class ConversationStore(_Views):
 
         return self.backend.write(write)
 
-    def _prepare(self, item: object, now: int, label: str, fresh_id: str) -> MessageRow:
-        """Validate and serialize one message (``fresh_id`` unless it names its own id);
-        ``label`` prefixes argument names in errors."""
+    def _prepare(self, item: object, now: int, fresh_id: str) -> MessageRow:
+        """Validate and serialize one message (``fresh_id`` unless it names its own id)."""
         if not isinstance(item, Mapping):
             raise MemoryValidationError(
-                f"{label or 'message'} must be a dict, got {type(item).__name__}"
+                f"message must be a dict, got {type(item).__name__}", argument="message"
             )
         unknown = set(item) - {"role", "content", "metadata", "message_id"}
         if unknown:
-            raise MemoryValidationError(f"{label}keys {sorted(unknown)} are not message fields")
+            raise MemoryValidationError(
+                f"keys {sorted(unknown)} are not message fields", argument="message"
+            )
         if "content" not in item:
-            raise MemoryValidationError(f"{label}content is required")
+            raise MemoryValidationError("content is required", argument="content")
         limits = self.limits
-        mid = check_optional_id(f"{label}message_id", item.get("message_id"), limits)
+        mid = check_optional_id("message_id", item.get("message_id"), limits)
         return MessageRow(
             seq=0,
             id=mid or fresh_id,
-            role=check_role(item.get("role"), f"{label}role"),
-            content=encode_content(item["content"], limits, f"{label}content"),
-            metadata=encode_metadata(item.get("metadata"), limits, f"{label}metadata"),
+            role=check_role(item.get("role")),
+            content=encode_content(item["content"], limits),
+            metadata=encode_metadata(item.get("metadata"), limits),
             created_at=now,
             updated_at=None,
         )

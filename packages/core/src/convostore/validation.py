@@ -29,17 +29,22 @@ class Limits:
 def check_id(name: str, value: object, limits: Limits) -> str:
     """An id is a non-empty str of at most ``max_id_bytes`` UTF-8 bytes without NUL."""
     if not isinstance(value, str):
-        raise MemoryValidationError(f"{name} must be a str, got {type(value).__name__}")
+        raise MemoryValidationError(
+            f"{name} must be a str, got {type(value).__name__}", argument=name
+        )
     try:
         size = len(value.encode("utf-8"))
     except UnicodeEncodeError:
-        raise MemoryValidationError(f"{name} is not valid UTF-8 (lone surrogate)") from None
+        raise MemoryValidationError(
+            f"{name} is not valid UTF-8 (lone surrogate)", argument=name
+        ) from None
     if not 1 <= size <= limits.max_id_bytes:
         raise MemoryValidationError(
-            f"{name} must be 1 to {limits.max_id_bytes} bytes of UTF-8, got {size} bytes"
+            f"{name} must be 1 to {limits.max_id_bytes} bytes of UTF-8, got {size} bytes",
+            argument=name,
         )
     if "\x00" in value:
-        raise MemoryValidationError(f"{name} must not contain NUL characters")
+        raise MemoryValidationError(f"{name} must not contain NUL characters", argument=name)
     return value
 
 
@@ -49,7 +54,9 @@ def check_optional_id(name: str, value: object, limits: Limits) -> str | None:
 
 def check_role(value: object, name: str = "role") -> Role:
     if value not in ROLES:
-        raise MemoryValidationError(f"{name} must be one of {', '.join(ROLES)}; got {value!r}")
+        raise MemoryValidationError(
+            f"{name} must be one of {', '.join(ROLES)}; got {value!r}", argument=name
+        )
     return value
 
 
@@ -60,10 +67,13 @@ MAX_INT64 = 2**63 - 1
 def check_int(name: str, value: object, *, minimum: int = 0, maximum: int = MAX_INT64) -> int:
     """An int (not a bool) between ``minimum`` and ``maximum`` inclusive."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise MemoryValidationError(f"{name} must be an int, got {type(value).__name__}")
+        raise MemoryValidationError(
+            f"{name} must be an int, got {type(value).__name__}", argument=name
+        )
     if not minimum <= value <= maximum:
         raise MemoryValidationError(
-            f"{name} must be between {minimum} and {maximum}, got {_short_int(value)}"
+            f"{name} must be between {minimum} and {maximum}, got {_short_int(value)}",
+            argument=name,
         )
     return value
 
@@ -75,7 +85,9 @@ def check_optional_int(
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise MemoryValidationError(f"{name} must be None or an int, got {type(value).__name__}")
+        raise MemoryValidationError(
+            f"{name} must be None or an int, got {type(value).__name__}", argument=name
+        )
     return check_int(name, value, minimum=minimum, maximum=maximum)
 
 
@@ -97,7 +109,9 @@ def check_last(value: object) -> int | None:
 
 def check_order(value: object) -> Order:
     if value not in ("asc", "desc"):
-        raise MemoryValidationError(f"order must be 'asc' or 'desc', got {value!r}")
+        raise MemoryValidationError(
+            f"order must be 'asc' or 'desc', got {value!r}", argument="order"
+        )
     return value
 
 
@@ -106,29 +120,36 @@ def check_cursors(after: object, before: object) -> None:
         raise MemoryValidationError("after and before are mutually exclusive; pass one of them")
 
 
-def _check_json(value: Any, path: str, depth: int = 0) -> None:
-    """Refuse what JSON would alter or cannot hold: NaN, non-str keys, sets, objects."""
+def _check_json(value: Any, path: str, depth: int = 0, argument: str | None = None) -> None:
+    """Refuse what JSON would alter or cannot hold: NaN, non-str keys, sets, objects;
+    ``path`` starts with the ``argument`` (the root path by default)."""
+    argument = argument or path
     if depth > 900:
-        raise MemoryValidationError(f"{path}: nested deeper than 900 levels")
+        raise MemoryValidationError(f"{path}: nested deeper than 900 levels", argument=argument)
     if value is None or isinstance(value, (str, bool, int)):
         return
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise MemoryValidationError(f"{path}: {value} is not valid JSON (NaN and Infinity)")
+            raise MemoryValidationError(
+                f"{path}: {value} is not valid JSON (NaN and Infinity)", argument=argument
+            )
         return
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
                 raise MemoryValidationError(
-                    f"{path}: keys must be str, got {type(key).__name__} {key!r}"
+                    f"{path}: keys must be str, got {type(key).__name__} {key!r}",
+                    argument=argument,
                 )
-            _check_json(item, f"{path}[{key!r}]", depth + 1)
+            _check_json(item, f"{path}[{key!r}]", depth + 1, argument)
         return
     if isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
-            _check_json(item, f"{path}[{index}]", depth + 1)
+            _check_json(item, f"{path}[{index}]", depth + 1, argument)
         return
-    raise MemoryValidationError(f"{path}: {type(value).__name__} is not JSON-serializable")
+    raise MemoryValidationError(
+        f"{path}: {type(value).__name__} is not JSON-serializable", argument=argument
+    )
 
 
 _CONTAINERS = (dict, list, tuple)
@@ -166,12 +187,14 @@ def encode_json(name: str, value: Any, max_bytes: int) -> str:
         size = len(text)
     except (ValueError, TypeError, RecursionError) as exc:
         _check_json(value, name)  # names the offending value
-        raise MemoryValidationError(f"{name}: not serializable as JSON ({exc})") from None
+        raise MemoryValidationError(
+            f"{name}: not serializable as JSON ({exc})", argument=name
+        ) from None
     if isinstance(value, _CONTAINERS) and not _keeps_shape(value):
         _check_json(value, name)
     if size > max_bytes:
         raise MemoryValidationError(
-            f"{name} is {size} bytes serialized; the limit is {max_bytes} bytes"
+            f"{name} is {size} bytes serialized; the limit is {max_bytes} bytes", argument=name
         )
     return text
 
@@ -179,7 +202,7 @@ def encode_json(name: str, value: Any, max_bytes: int) -> str:
 def encode_content(value: object, limits: Limits, name: str = "content") -> str:
     if not isinstance(value, (str, list, tuple, dict)):
         raise MemoryValidationError(
-            f"{name} must be a str, a list or a dict, got {type(value).__name__}"
+            f"{name} must be a str, a list or a dict, got {type(value).__name__}", argument=name
         )
     return encode_json(name, value, limits.max_content_bytes)
 
@@ -188,7 +211,9 @@ def encode_metadata(value: object, limits: Limits, name: str = "metadata") -> st
     if value is None:
         return None
     if not isinstance(value, Mapping):
-        raise MemoryValidationError(f"{name} must be a dict, got {type(value).__name__}")
+        raise MemoryValidationError(
+            f"{name} must be a dict, got {type(value).__name__}", argument=name
+        )
     return encode_json(name, dict(value), limits.max_metadata_bytes)
 
 
