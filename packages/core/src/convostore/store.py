@@ -717,6 +717,73 @@ class ConversationStore(_Views):
 
         self.backend.write(write, erasing=True)
 
+    def find_conversations(
+        self, *, id_prefix: str, user_id: str | None = None
+    ) -> list[ConversationMeta]:
+        """Every conversation whose id starts with ``id_prefix``, ordered by id (all of them: a
+        range scan of the primary key); with ``user_id``, only that user's. For adapters that
+        keep one conversation per key under a common prefix (a project, a session's subkeys)."""
+        prefix = check_id("id_prefix", id_prefix, self.limits)
+        uid = check_optional_id("user_id", user_id, self.limits)
+        rows = self.backend.read(
+            lambda tx: tx.conversations_by_prefix(prefix, uid), single_statement=True
+        )
+        return [_meta(r) for r in rows]
+
+    def delete_conversations(
+        self,
+        *,
+        conversation_ids: Sequence[str] = (),
+        id_prefix: str | None = None,
+        user_id: str | None = None,
+    ) -> int:
+        """Delete the conversations named and, with ``id_prefix``, every conversation whose id
+        starts with it, with their messages, in one transaction; return how many went. Each is
+        locked first, as ``delete_conversation`` does, so a concurrent append either lands
+        before the delete or creates the conversation anew after it. With ``user_id``, a
+        conversation of another user among them raises ``ConversationOwnershipError`` and
+        nothing is deleted."""
+        limits = self.limits
+        if isinstance(conversation_ids, str) or not isinstance(conversation_ids, Sequence):
+            raise MemoryValidationError(
+                "conversation_ids must be a list of conversation ids", argument="conversation_ids"
+            )
+        ids = [check_id("conversation_ids[]", cid, limits) for cid in conversation_ids]
+        prefix = check_optional_id("id_prefix", id_prefix, limits)
+        uid = check_optional_id("user_id", user_id, limits)
+
+        def write(tx: Tx) -> int:
+            # Locks in id order, so concurrent multi-deletes cannot deadlock each other.
+            rows = {cid: row for cid in sorted(set(ids)) if (row := tx.conversation(cid, lock=True))}
+            if prefix is not None:
+                rows.update((r.id, r) for r in tx.conversations_by_prefix(prefix, None, lock=True))
+            for row in rows.values():
+                _owned(row, uid)
+            for cid in sorted(rows):
+                tx.delete_conversation(cid)
+            return len(rows)
+
+        return self.backend.write(write, erasing=True)
+
+    def existing_message_ids(
+        self, *, conversation_id: str, message_ids: Sequence[str], user_id: str | None = None
+    ) -> set[str]:
+        """Which of ``message_ids`` the conversation holds (for idempotent appends)."""
+        limits = self.limits
+        cid = check_id("conversation_id", conversation_id, limits)
+        uid = check_optional_id("user_id", user_id, limits)
+        if isinstance(message_ids, str) or not isinstance(message_ids, Sequence):
+            raise MemoryValidationError(
+                "message_ids must be a list of message ids", argument="message_ids"
+            )
+        mids = [check_id("message_ids[]", mid, limits) for mid in message_ids]
+        if not mids:
+            return set()
+        found = self._read_owned(
+            cid, uid, lambda tx: tx.messages_by_id(cid, mids), single_statement=True
+        )
+        return set(found or ())
+
     def delete_user_data(self, *, user_id: str) -> int:
         """Delete every conversation of ``user_id`` with its messages; return how many went."""
         uid = check_id("user_id", user_id, self.limits)
@@ -784,6 +851,9 @@ class AsyncConversationStore(_Views):
     update_conversation = _bridge(ConversationStore.update_conversation)
     delete_conversation = _bridge(ConversationStore.delete_conversation, inline=False)
     delete_user_data = _bridge(ConversationStore.delete_user_data, inline=False)
+    find_conversations = _bridge(ConversationStore.find_conversations, inline=False)
+    delete_conversations = _bridge(ConversationStore.delete_conversations, inline=False)
+    existing_message_ids = _bridge(ConversationStore.existing_message_ids)
 
     async def aclose(self) -> None:
         """``close()`` on a worker thread."""

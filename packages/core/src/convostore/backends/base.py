@@ -80,6 +80,19 @@ MIGRATIONS: list[list[str]] = [
 ]
 
 
+def _prefix_upper(prefix: str) -> str | None:
+    """The least string above every string starting with ``prefix`` (None: no bound)."""
+    chars = list(prefix)
+    while chars:
+        last = ord(chars.pop())
+        if last < 0x10FFFF:
+            nxt = last + 1
+            if 0xD800 <= nxt <= 0xDFFF:  # surrogates are not text: skip to the next code point
+                nxt = 0xE000
+            return "".join(chars) + chr(nxt)
+    return None
+
+
 class Tx(ABC):
     """One transaction's statements. Written with ``?`` placeholders; subclasses adapt."""
 
@@ -202,6 +215,26 @@ class Tx(ABC):
             + f" ORDER BY last_message_at {direction}, id {direction} LIMIT ?"
         )
         return [ConversationRow(*r) for r in self.execute(sql, [*params, limit])]
+
+    def conversations_by_prefix(
+        self, prefix: str, user_id: str | None, *, lock: bool = False
+    ) -> list[ConversationRow]:
+        """Every conversation whose id starts with ``prefix``, by id: a range seek on the
+        primary key (ids compare by code point on both databases)."""
+        where, params = "id >= ?", [prefix]
+        upper = _prefix_upper(prefix)
+        if upper is not None:
+            where += " AND id < ?"
+            params.append(upper)
+        if user_id is not None:
+            where += " AND user_id = ?"
+            params.append(user_id)
+        suffix = self.lock_suffix if lock else ""
+        rows = self.execute(
+            f"SELECT {_CONV} FROM convostore_conversations WHERE {where} ORDER BY id{suffix}",
+            params,
+        )
+        return [ConversationRow(*r) for r in rows if r[0].startswith(prefix)]
 
     def insert_messages(self, cid: str, rows: Sequence[MessageRow]) -> None:
         sql = f"INSERT INTO convostore_messages (conversation_id, {_MSG}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"

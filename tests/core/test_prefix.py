@@ -1,0 +1,147 @@
+"""Conversations grouped by an id prefix: find them, delete them together, and which message
+ids a conversation holds — the calls adapters with one conversation per key build on."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from convostore import (
+    ConversationOwnershipError,
+    ConversationStore,
+    MemoryValidationError,
+    StorageError,
+)
+
+Snapshot = Any
+
+
+def _add(store: ConversationStore, cid: str, user_id: str | None = None) -> None:
+    store.append_message(conversation_id=cid, role="user", content=cid, user_id=user_id)
+
+
+def test_find_conversations_is_a_prefix_range(store: ConversationStore) -> None:
+    for cid in ["p/a", "p/b/sub", "p0", "p", "q/a", "p/\U0010ffff", "p/é", "p/%_"]:
+        _add(store, cid)
+    found = [c.conversation_id for c in store.find_conversations(id_prefix="p/")]
+    assert found == sorted(["p/a", "p/b/sub", "p/\U0010ffff", "p/é", "p/%_"])
+    assert [c.conversation_id for c in store.find_conversations(id_prefix="p/b/")] == ["p/b/sub"]
+    assert store.find_conversations(id_prefix="none/") == []
+    meta = store.find_conversations(id_prefix="q/")[0]
+    assert (meta.message_count, meta.metadata) == (1, None)
+
+
+@pytest.mark.parametrize("last", ["\ud7ff", "\U0010ffff", "z"])
+def test_the_prefix_bound_holds_at_the_edges_of_unicode(
+    store: ConversationStore, last: str
+) -> None:
+    inside, outside = f"k{last}x", f"k{chr(ord(last) + 1) if last < chr(0xD7FF) else chr(0xE000)}"
+    _add(store, inside)
+    if last != "\U0010ffff":
+        _add(store, outside)
+    assert [c.conversation_id for c in store.find_conversations(id_prefix=f"k{last}")] == [inside]
+
+
+def test_find_conversations_with_a_user_shows_only_theirs(store: ConversationStore) -> None:
+    _add(store, "p/alice", "alice")
+    _add(store, "p/bob", "bob")
+    _add(store, "p/shared")
+    found = store.find_conversations(id_prefix="p/", user_id="alice")
+    assert [c.conversation_id for c in found] == ["p/alice"]
+
+
+def test_delete_conversations_takes_ids_and_a_prefix_in_one_transaction(
+    store: ConversationStore,
+) -> None:
+    for cid in ["s", "s/sub1", "s/sub2", "s0", "t"]:
+        _add(store, cid)
+    assert store.delete_conversations(conversation_ids=["s", "missing"], id_prefix="s/") == 3
+    left = [c.conversation_id for c in store.list_conversations().items]
+    assert sorted(left) == ["s0", "t"]
+    assert store.delete_conversations(conversation_ids=["s"]) == 0  # idempotent
+
+
+def test_delete_conversations_refuses_another_users_and_deletes_nothing(
+    store: ConversationStore, snapshot: Snapshot
+) -> None:
+    _add(store, "s/a", "alice")
+    _add(store, "s/b", "bob")
+    before = snapshot(store)
+    with pytest.raises(ConversationOwnershipError):
+        store.delete_conversations(id_prefix="s/", user_id="alice")
+    assert snapshot(store) == before
+    assert store.delete_conversations(conversation_ids=["s/a"], user_id="alice") == 1
+
+
+def test_existing_message_ids(store: ConversationStore) -> None:
+    store.append_message(conversation_id="c", role="user", content="x", message_id="m1")
+    store.append_message(conversation_id="other", role="user", content="x", message_id="m2")
+    assert store.existing_message_ids(conversation_id="c", message_ids=["m1", "m2", "m3"]) == {"m1"}
+    assert store.existing_message_ids(conversation_id="none", message_ids=["m1"]) == set()
+    assert store.existing_message_ids(conversation_id="c", message_ids=[]) == set()
+
+
+@pytest.mark.parametrize(
+    ("call", "kwargs", "argument"),
+    [
+        ("find_conversations", {"id_prefix": ""}, "id_prefix"),
+        ("find_conversations", {"id_prefix": "a\x00"}, "id_prefix"),
+        ("find_conversations", {"id_prefix": "\ud800"}, "id_prefix"),
+        ("delete_conversations", {"conversation_ids": "abc"}, "conversation_ids"),
+        ("delete_conversations", {"conversation_ids": ["ok", "x" * 300]}, "conversation_ids"),
+        ("delete_conversations", {"id_prefix": "a\x00"}, "id_prefix"),
+        ("existing_message_ids", {"conversation_id": "c", "message_ids": "m1"}, "message_ids"),
+        ("existing_message_ids", {"conversation_id": "c", "message_ids": [1]}, "message_ids"),
+    ],
+)
+def test_bad_arguments_are_refused(
+    store: ConversationStore, snapshot: Snapshot, call: str, kwargs: dict[str, Any], argument: str
+) -> None:
+    _add(store, "ok")
+    before = snapshot(store)
+    with pytest.raises(MemoryValidationError, match=argument):
+        getattr(store, call)(**kwargs)
+    assert snapshot(store) == before
+
+
+def _orphans(store: ConversationStore) -> list[tuple[Any, ...]]:
+    return store.backend.read(
+        lambda tx: tx.execute(
+            "SELECT conversation_id, count(*) FROM convostore_messages m WHERE NOT EXISTS"
+            " (SELECT 1 FROM convostore_conversations c WHERE c.id = m.conversation_id)"
+            " GROUP BY conversation_id"
+        )
+    )
+
+
+def test_a_delete_racing_appends_leaves_no_orphan_messages(shared_url: str) -> None:
+    """Appends to a session's subkeys while the session is deleted again and again: every
+    message left belongs to a conversation, and each count matches its messages."""
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def append(cid: str) -> None:
+        with ConversationStore(shared_url) as store:
+            try:
+                while not stop.is_set():
+                    _add(store, cid)
+            except (StorageError, AssertionError) as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+    with ConversationStore(shared_url) as store:
+        writers = [threading.Thread(target=append, args=(f"s/{i}",)) for i in range(3)]
+        for w in writers:
+            w.start()
+        try:
+            for _ in range(40):
+                store.delete_conversations(conversation_ids=["s"], id_prefix="s/")
+        finally:
+            stop.set()
+            for w in writers:
+                w.join()
+        assert errors == []
+        assert _orphans(store) == []
+        for meta in store.find_conversations(id_prefix="s/"):
+            stored = store.get_history(conversation_id=meta.conversation_id)
+            assert meta.message_count == len(stored)
