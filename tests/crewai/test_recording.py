@@ -295,7 +295,7 @@ def test_bad_arguments_are_refused_before_anything_is_written() -> None:
             record(crew, store, "x" * 257)
         with pytest.raises(MemoryValidationError, match="user_id must be 1 to 256 bytes"):
             record(crew, store, "c", user_id="")
-        with pytest.raises(TypeError, match="store must be a ConversationStore"):
+        with pytest.raises(MemoryValidationError, match="store must be a ConversationStore"):
             record(crew, 42, "c")  # type: ignore[arg-type]
         with pytest.raises(TypeError, match="crew must be a crewai Crew"):
             record("crew", store, "c")  # type: ignore[arg-type]

@@ -7,10 +7,9 @@ import warnings
 from collections.abc import Callable
 from typing import TypeAlias
 
-from convostore import AsyncConversationStore, ConversationStore
+from convostore.spi import StoreLike, open_store
 
-StoreLike: TypeAlias = ConversationStore | AsyncConversationStore | str
-"""A store, its async twin (its blocking ``sync`` store is used), or a URL to open."""
+__all__ = ["ErrorHandler", "RecordingFailedWarning", "StoreLike", "open_store", "report"]
 
 ErrorHandler: TypeAlias = Callable[[BaseException], object]
 
@@ -19,20 +18,6 @@ logger = logging.getLogger("convostore_crewai")
 
 class RecordingFailedWarning(UserWarning):
     """A write to the conversation store failed; the crew's run went on unchanged."""
-
-
-def open_store(store: StoreLike, argument: str = "store") -> tuple[ConversationStore, bool]:
-    """The blocking store for ``store`` and whether it was opened here (and is ours to close)."""
-    if isinstance(store, ConversationStore):
-        return store, False
-    if isinstance(store, AsyncConversationStore):
-        return store.sync, False
-    if isinstance(store, str):
-        return ConversationStore(store), True
-    raise TypeError(
-        f"{argument} must be a ConversationStore, an AsyncConversationStore or a URL,"
-        f" got {type(store).__name__}"
-    )
 
 
 def report(

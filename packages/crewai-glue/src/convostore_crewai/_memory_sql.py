@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from convostore.backends import Backend, Tx
+from convostore.spi import Backend, Tx
 
 COMPONENT = "crewai"
 

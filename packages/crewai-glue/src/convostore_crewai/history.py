@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from convostore import MemoryValidationError, Message, to_openai_input
+from convostore import Message, to_openai_input
+from convostore.spi import check_optional_int
 
 from ._common import StoreLike, open_store
 
@@ -46,10 +47,7 @@ def history_messages(
     messages read (None reads all); ``max_chars`` then drops the oldest turns until the
     contents fit.
     """
-    if max_chars is not None and (
-        isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1
-    ):
-        raise MemoryValidationError(f"max_chars must be None or an int >= 1, got {max_chars!r}")
+    check_optional_int("max_chars", max_chars, minimum=1)
     sync, owned = open_store(store)
     try:
         stored = sync.get_history(conversation_id=conversation_id, last=last)

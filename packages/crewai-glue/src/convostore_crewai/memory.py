@@ -21,9 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from convostore import MemoryValidationError
-from convostore.backends import Tx
-from convostore.threads import run_in_thread
-from convostore.validation import check_id
+from convostore.spi import Tx, check_id, check_int, run_in_thread
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
 from . import _memory_sql as sql
@@ -223,9 +221,7 @@ class ConvostoreMemoryStorage:
 
     @staticmethod
     def _limit(value: object, argument: str, minimum: int) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise MemoryValidationError(f"{argument} must be an int >= {minimum}, got {value!r}")
-        return value
+        return check_int(argument, value, minimum=minimum)
 
     # -- StorageBackend ------------------------------------------------------------------------
 

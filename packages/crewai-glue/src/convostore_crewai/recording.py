@@ -26,7 +26,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from convostore import ConversationStore, MessageInput
-from convostore.validation import check_id, check_optional_id
+from convostore.spi import check_id, check_optional_id, check_optional_int
 from crewai.hooks.dispatch import InterceptionPoint, get_hooks, register
 
 from ._common import ErrorHandler, StoreLike, open_store, report
@@ -282,11 +282,7 @@ class CrewRecorder:
         self.user_input_key = user_input_key
         self.tools = bool(tools)
         self.continue_history = bool(continue_history)
-        if history_last is not None and (
-            isinstance(history_last, bool) or not isinstance(history_last, int) or history_last < 1
-        ):
-            raise TypeError(f"history_last must be None or an int >= 1, got {history_last!r}")
-        self.history_last = history_last
+        self.history_last = check_optional_int("history_last", history_last, minimum=1)
         self.on_error = on_error
         self.errors: list[BaseException] = []
         self.last_run_id: str | None = None
