@@ -217,3 +217,20 @@ def test_developer_messages_files_and_images_by_id() -> None:
     chat = to_openai_input(messages)
     assert chat[0] == {"role": "system", "content": "Be brief."}
     assert [p["text"] for p in chat[1]["content"]] == expected_parts
+
+
+def test_the_role_a_responses_item_is_stored_under() -> None:
+    from convostore import responses_item_role
+
+    cases = {
+        "user": {"role": "user", "content": "hi"},
+        "system": {"type": "message", "role": "developer", "content": "be brief"},
+        "assistant": {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"},
+        "tool": {"type": "function_call_output", "call_id": "c", "output": "4"},
+    }
+    for role, item in cases.items():
+        assert responses_item_role(item) == role
+    for kind in ("computer_call_output", "tool_search_output", "mcp_approval_response"):
+        assert responses_item_role({"type": kind}) == "tool"
+    for kind in ("reasoning", "web_search_call", "compaction"):
+        assert responses_item_role({"type": kind}) == "assistant"

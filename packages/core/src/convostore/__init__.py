@@ -1,6 +1,11 @@
 """convostore: a conversation store for AI agents."""
 
-from .convert import to_anthropic_messages, to_anthropic_system, to_openai_input
+from .convert import (
+    responses_item_role,
+    to_anthropic_messages,
+    to_anthropic_system,
+    to_openai_input,
+)
 from .errors import (
     ConflictError,
     ConversationOwnershipError,
@@ -42,6 +47,7 @@ __all__ = [
     "aprompt_context",
     "fold_summary",
     "prompt_context",
+    "responses_item_role",
     "run_in_thread",
     "run_sync",
     "to_anthropic_messages",

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .models import Message
+from .models import Message, Role
 
 Kind = Literal["system", "user", "results", "assistant"]
 _DROPPED = {"reasoning", "compaction", "item_reference"}
@@ -161,6 +161,29 @@ _RESPONSES_DROPPED = {
 
 
 _MESSAGE_ROLES = frozenset({"user", "assistant", "system", "developer"})
+# Items whose content answers a tool: the outputs paired with a call, and the answers of
+# hosted or MCP tools that have no Chat/Messages equivalent.
+RESPONSES_TOOL_ANSWERS = frozenset(
+    {*_RESPONSES_OUTPUTS, "tool_search_output", "program_output", "mcp_approval_response"}
+)
+_ROLE_OF_MESSAGE: dict[object, Role] = {
+    "user": "user",
+    "assistant": "assistant",
+    "system": "system",
+    "developer": "system",
+}
+
+
+def responses_item_role(item: Mapping[str, Any]) -> Role:
+    """The role an OpenAI Responses item is stored under: a message keeps its role
+    (``developer`` becomes ``system``), a tool's answer is ``tool``, everything else the model
+    produced (calls, reasoning, hosted tool calls, compaction) is ``assistant``."""
+    kind = item.get("type")
+    if kind is None or kind == "message":
+        role = _ROLE_OF_MESSAGE.get(item.get("role"))
+        if role is not None:
+            return role
+    return "tool" if kind in RESPONSES_TOOL_ANSWERS else "assistant"
 
 
 def _responses_output(output: Any) -> Any:

@@ -754,7 +754,9 @@ class ConversationStore(_Views):
 
         def write(tx: Tx) -> int:
             # Locks in id order, so concurrent multi-deletes cannot deadlock each other.
-            rows = {cid: row for cid in sorted(set(ids)) if (row := tx.conversation(cid, lock=True))}
+            rows = {
+                cid: row for cid in sorted(set(ids)) if (row := tx.conversation(cid, lock=True))
+            }
             if prefix is not None:
                 rows.update((r.id, r) for r in tx.conversations_by_prefix(prefix, None, lock=True))
             for row in rows.values():
