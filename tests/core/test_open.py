@@ -6,7 +6,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from convostore import AsyncConversationStore, ConversationStore, StorageError
+from convostore import (
+    AsyncConversationStore,
+    ConversationStore,
+    MemoryValidationError,
+    StorageError,
+)
 
 
 def test_default_url_is_a_file_in_the_working_directory(
@@ -119,3 +124,25 @@ def test_postgres_reads_are_read_only_and_writes_follow_on_the_same_pool(
 def test_an_unregistered_view_is_an_import_error() -> None:
     with ConversationStore("memory://") as store, pytest.raises(ImportError, match="no_such_view"):
         store.view("no_such_view")
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("sqlite:", "is not an SQLite URL this store reads; use sqlite:///relative"),
+        ("sqlite:rel.db", "is not an SQLite URL"),
+        ("sqlite://rel.db", "is not an SQLite URL"),  # two slashes: a host, not a path
+        ("sqlite:///", "names no file"),
+        ("sqlite:///a/directory/", "names no file"),
+        ("sqlite:///no/such/dir/x.db", "the directory 'no/such/dir' does not exist"),
+        ("mysql://x/y", "url scheme 'mysql' is not supported"),
+        ("postgresql://[::1", "is not a valid URL"),
+    ],
+)
+def test_bad_urls_name_the_url_and_the_accepted_forms(
+    url: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(MemoryValidationError, match=message):
+        ConversationStore(url)
+    assert list(tmp_path.iterdir()) == []  # nothing created, not even the writers' lock file

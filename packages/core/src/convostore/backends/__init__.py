@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -36,10 +37,7 @@ def open_backend(url: str, pool: ConnectionPool[Any] | None = None) -> Backend:
     if scheme == "sqlite":
         from .sqlite import SqliteBackend
 
-        path = url.split("://", 1)[1].split("?", 1)[0]
-        path = path[1:] if path.startswith("/") else path  # sqlite:///rel.db, sqlite:////abs.db
-        if not path:
-            raise MemoryValidationError(f"url {url!r} names no file; use sqlite:///path/to/file.db")
+        path = _sqlite_path(url, parts.netloc, parts.path)
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
         return SqliteBackend(path, synchronous=query.get("synchronous", "NORMAL"))
     if scheme in ("postgresql", "postgres") or scheme.startswith("postgresql+"):
@@ -49,3 +47,24 @@ def open_backend(url: str, pool: ConnectionPool[Any] | None = None) -> Backend:
     raise MemoryValidationError(
         f"url scheme {scheme!r} is not supported; use sqlite:///file.db, postgresql://... or memory://"
     )
+
+
+_SQLITE_FORMS = "sqlite:///relative/path.db or sqlite:////absolute/path.db"
+
+
+def _sqlite_path(url: str, netloc: str, path: str) -> str:
+    """The file an ``sqlite:`` URL names; its directory must exist."""
+    if not url[len("sqlite:") :].startswith("//") or netloc:
+        raise MemoryValidationError(
+            f"url {url!r} is not an SQLite URL this store reads; use {_SQLITE_FORMS}"
+        )
+    path = path[1:]  # sqlite:///rel.db -> rel.db, sqlite:////abs.db -> /abs.db
+    if not path or path.endswith("/"):
+        raise MemoryValidationError(f"url {url!r} names no file; use {_SQLITE_FORMS}")
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        raise MemoryValidationError(
+            f"url {url!r}: the directory {directory!r} does not exist (the store creates the"
+            " database file, not its directory)"
+        )
+    return path
