@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 
+# CrewAI writes its storage and lock files under the home and temp dirs: give it one of its
+# own, removed when the session ends.
 _HOME = tempfile.mkdtemp(prefix="convostore-crewai-")
+tempfile.tempdir = _HOME
 os.environ.update(
     {
         "CREWAI_DISABLE_TELEMETRY": "true",
@@ -17,6 +21,7 @@ os.environ.update(
         "CREWAI_STORAGE_DIR": "convostore-tests",
         "XDG_DATA_HOME": _HOME,
         "XDG_CONFIG_HOME": _HOME,
+        "TMPDIR": _HOME,  # subprocesses too
     }
 )
 
@@ -38,6 +43,10 @@ def _guarded_connect(self: socket.socket, address: object) -> object:
         return _real_connect(self, address)  # type: ignore[arg-type]
     _attempts.append(address)  # kept: the caller may swallow the error below
     raise OSError(f"network access attempted during a test: {address!r}")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_HOME, ignore_errors=True)
 
 
 def pytest_configure(config: pytest.Config) -> None:
