@@ -17,7 +17,7 @@ src_claude := packages/claude-session/src
 src_crewai := packages/crewai-glue/src
 
 
-.PHONY: uv services install demo test lint typecheck bench $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services install demo test lint typecheck bench dist test-dist example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES))
 
@@ -25,16 +25,36 @@ uv:
 	@$(UV) --version >/dev/null 2>&1 || $(PY) -m pip install -q "uv==0.13.9"
 
 $(addprefix install-,$(PACKAGES)): install-%: uv
+	@echo "==> .venvs/$*: $(dist_$*) with its dependencies and the dev tools (first run: minutes)"
 	@UV_PROJECT_ENVIRONMENT=.venvs/$* $(UV) sync -q --package $(dist_$*) --group dev --group test
 
 demo: install-core
 	.venvs/core/bin/python examples/quickstart.py
 
+# make example NAME=langgraph_quickstart: an example in the environment of its package
+example_venv = $(or $(filter $(firstword $(subst _, ,$(NAME))),langgraph openai claude crewai),core)
+example:
+	@[ -n "$(NAME)" ] || { echo "usage: make example NAME=<a file in examples/, without .py>"; exit 2; }
+	@$(MAKE) -s install-$(example_venv)
+	.venvs/$(example_venv)/bin/python examples/$(NAME).py
+
+# Every package's sdist and wheel, for installing one adapter before they are published:
+# pip install --find-links dist convostore-langgraph
+dist: uv
+	@echo "==> dist/: every package's sdist and wheel"
+	@rm -rf dist && $(UV) build -q --all-packages -o dist
+
+test-dist: install-core dist
+	@echo "==> each adapter installed alone from dist/ into an empty environment, its example run"
+	@UV="$(UV)" .venvs/core/bin/pytest tests/dist -q -p no:cacheprovider
+
 lint: install-core
+	@echo "==> ruff"
 	.venvs/core/bin/ruff check .
 	.venvs/core/bin/ruff format --check .
 
 $(addprefix typecheck-,$(PACKAGES)): typecheck-%: install-%
+	@echo "==> mypy --strict $(src_$*)"
 	@[ -z "$$(ls $(src_$*)/*/*.py 2>/dev/null | grep -v __init__)" ] || .venvs/$*/bin/mypy --strict $(src_$*)
 
 typecheck: $(addprefix typecheck-,$(PACKAGES))
@@ -47,9 +67,10 @@ services:
 		&& pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql | head -1) main start || true
 
 $(addprefix test-,$(PACKAGES)): test-%: install-% services
+	@echo "==> tests/$* in .venvs/$*"
 	@if [ -d tests/$* ]; then .venvs/$*/bin/pytest tests/$* -q -p no:cacheprovider; fi
 
-test: lint typecheck $(addprefix test-,$(PACKAGES))
+test: lint typecheck $(addprefix test-,$(PACKAGES)) test-dist
 
 bench: install-core
 	.venvs/core/bin/python benchmarks/core_bench.py

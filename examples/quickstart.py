@@ -72,3 +72,4 @@ with ConversationStore() as store:  # sqlite:///convostore.db, or $CONVOSTORE_UR
     )
     context = prompt_context(store, conversation_id="demo")
     print("summary:", context.summary, "| then", len(context.messages), "messages verbatim")
+    print(f"stored in {store.url} (its tables: packages/core/README.md, 'Looking at the data')")

@@ -42,10 +42,15 @@ def pg_schema_url() -> Iterator[str]:
             pytest.fail(
                 f"PostgreSQL is required under CI=true but unreachable at {PG_URL}: {error}"
             )
+        if "does not exist" in error:
+            how = "create the database: createdb -h 127.0.0.1 -U postgres test"
+        else:
+            how = (
+                "start it with 'pg_ctlcluster --skip-systemctl-redirect"
+                " $(ls /etc/postgresql) main start'"
+            )
         pytest.skip(
-            f"PostgreSQL unreachable at {PG_URL} ({error}); start it with "
-            "'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start' "
-            "or set CONVOSTORE_TEST_PG"
+            f"PostgreSQL unreachable at {PG_URL} ({error}); {how}, or set CONVOSTORE_TEST_PG"
         )
     import psycopg
 

@@ -36,3 +36,4 @@ def test_quickstart_runs_twice_on_the_default_file(tmp_path: Path) -> None:
     assert "u_123's conversations: ['demo']" in out
     assert "'type': 'tool_use'" in out and "'tool_call_id': 'call_1'" in out
     assert (tmp_path / "convostore.db").exists()
+    assert "stored in sqlite:///convostore.db" in out

@@ -1,0 +1,73 @@
+"""Each adapter installs alone, as a user would before the packages are published:
+``make dist`` builds every package into ``dist/``, then ``pip install --find-links dist
+convostore-<x>`` in an empty virtual environment brings the adapter with its core and its
+framework, and the adapter's README example runs there.
+
+Run by ``make test-dist`` (part of ``make test``), which builds ``dist/`` first and passes the
+uv command in ``$UV``; uv stands in for pip because it installs from its cache in seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+DIST = ROOT / "dist"
+UV = shlex.split(os.environ.get("UV", "uv"))
+
+ADAPTERS = {
+    "convostore-langgraph": "examples/langgraph_quickstart.py",
+    "convostore-openai": "examples/openai_two_turns.py",
+    "convostore-claude": "examples/claude_session_store.py",
+    "convostore-crewai": "examples/crewai_quickstart.py",
+}
+
+
+def _run(*args: str | Path, cwd: Path) -> str:
+    done = subprocess.run(
+        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, f"{shlex.join(map(str, args))}\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def constraints(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The framework versions the tests run against (the root pyproject's pins)."""
+    pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["uv"][
+        "constraint-dependencies"
+    ]
+    path = tmp_path_factory.mktemp("pins") / "constraints.txt"
+    path.write_text("\n".join(pins) + "\n")
+    return path
+
+
+def test_dist_holds_every_package() -> None:
+    wheels = {p.name.split("-")[0].replace("_", "-") for p in DIST.glob("*.whl")}
+    assert wheels == {"convostore", *ADAPTERS}, "run `make dist` first"
+
+
+@pytest.mark.parametrize(("package", "example"), ADAPTERS.items())
+def test_an_adapter_installs_alone_and_runs_its_example(
+    package: str, example: str, tmp_path: Path, constraints: Path
+) -> None:
+    venv = tmp_path / "venv"
+    python = venv / "bin" / "python"
+    _run(*UV, "venv", "-q", "--python", sys.executable, venv, cwd=tmp_path)
+    _run(
+        *UV, "pip", "install", "-q", "--python", python, "--find-links", DIST,
+        "-c", constraints, package, cwd=tmp_path,
+    )  # fmt: skip
+    installed = _run(*UV, "pip", "list", "--python", python, cwd=tmp_path)
+    ours = sorted(line.split()[0] for line in installed.splitlines() if "convostore" in line)
+    assert ours == sorted({"convostore", package})  # the adapter and its core, nothing else of ours
+    # Run from an empty directory: nothing of the checkout is importable there.
+    out = _run(python, ROOT / example, cwd=tmp_path)
+    assert out.strip()
