@@ -152,7 +152,7 @@ async def test_bad_session_arguments(store: AsyncConversationStore) -> None:
     with pytest.raises(MemoryValidationError, match="session_id must be a str, got int"):
         ConvostoreSession(7, store=store)  # type: ignore[arg-type]
     with pytest.raises(
-        MemoryValidationError, match="max_items must be None or an int >= 0, got -1"
+        MemoryValidationError, match="max_items must be between 0 and 9223372036854775807, got -1"
     ):
         ConvostoreSession("s", store=store, max_items=-1)
     with pytest.raises(MemoryValidationError, match="max_items must be None or an int, got str"):

@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 from agents import RunContextWrapper
 from agents.memory import Session, SessionSettings
 from agents.memory.session import _session_accepts_wrapper
+from convostore import AsyncConversationStore, ConvostoreError
 from convostore_openai import ConvostoreSession
 
 pytestmark = pytest.mark.anyio
@@ -124,6 +125,50 @@ async def test_session_settings(make_session: Make) -> None:
     assert texts(await limited.get_items()) == ["Message 7", "Message 8", "Message 9"]
     assert texts(await limited.get_items(limit=2)) == ["Message 8", "Message 9"]
     assert len(await limited.get_items(limit=5)) == 5
+
+
+async def test_session_settings_as_a_dict(make_session: Make) -> None:
+    """The SDK takes ``SessionSettings | dict`` and coerces the dict; so does this session."""
+    assert make_session("empty", session_settings={}).session_settings == SessionSettings()
+    session = make_session("dict", session_settings={"limit": 3})
+    assert session.session_settings == SessionSettings(limit=3)
+    await session.add_items([{"role": "user", "content": f"Message {i}"} for i in range(10)])
+    assert texts(await session.get_items()) == ["Message 7", "Message 8", "Message 9"]
+    assert len(await session.get_items(limit=5)) == 5
+
+
+CALLS: list[Callable[[ConvostoreSession], Awaitable[Any]]] = [
+    lambda s: s.get_items(),
+    lambda s: s.get_items(limit=0),
+    lambda s: s.add_items([{"role": "user", "content": "after close"}]),
+    lambda s: s.add_items([]),
+    lambda s: s.pop_item(),
+    lambda s: s.clear_session(),
+]
+
+
+async def refuses_every_call(session: ConvostoreSession) -> None:
+    for call in CALLS:
+        with pytest.raises(ConvostoreError, match=r"^the session is closed$") as info:
+            await call(session)
+        assert type(info.value) is ConvostoreError
+
+
+async def test_a_closed_session_refuses_every_call(store: AsyncConversationStore) -> None:
+    """Also when the store was passed in and stays open."""
+    session = ConvostoreSession("closed", store=store)
+    await session.add_items([{"role": "user", "content": "kept"}])
+    session.close()
+    await refuses_every_call(session)
+    await session.aclose()  # closing again is harmless
+    again = ConvostoreSession("closed", store=store)
+    assert await again.get_items() == [{"role": "user", "content": "kept"}]
+
+
+async def test_a_session_closed_with_its_own_store_refuses_every_call(backend_url: str) -> None:
+    async with ConvostoreSession("owned", url=backend_url) as session:
+        await session.add_items([{"role": "user", "content": "kept"}])
+    await refuses_every_call(session)
 
 
 async def test_unicode_and_sql_injection_round_trip(make_session: Make) -> None:

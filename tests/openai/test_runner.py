@@ -261,6 +261,19 @@ async def test_a_failing_add_items_propagates(backend_url: str, method: str) -> 
         assert await session.get_items() == [{"role": "user", "content": "Weather?"}]
 
 
+@pytest.mark.parametrize("method", RUNNERS)
+async def test_session_settings_given_as_a_dict_window_the_history(
+    make_session: Make, method: str
+) -> None:
+    session = make_session("dict-settings", session_settings={"limit": 1})
+    model = ScriptedModel([[assistant_message("first")], [assistant_message("second")]])
+    await run_agent(method, agent_for(model), "one", session=session)
+    await run_agent(method, agent_for(model), "two", session=session)
+    stored = await session.get_items(limit=4)
+    assert kinds(stored) == ["role:user", "message", "role:user", "message"]
+    assert model.calls[1].input == stored[1:3]
+
+
 async def test_sessions_scoped_per_tenant_from_the_run_context(
     store: AsyncConversationStore,
 ) -> None:

@@ -7,15 +7,20 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from agents.memory.session_settings import SessionSettings
+from agents.memory.session_settings import (
+    SessionSettings,
+    coerce_session_settings,
+    resolve_session_limit,
+)
 from convostore import (
     AsyncConversationStore,
     ConversationStore,
+    ConvostoreError,
     MemoryValidationError,
     MessageInput,
     Role,
 )
-from convostore.validation import check_id
+from convostore.validation import MAX_INT64, check_id, check_optional_int
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
@@ -64,14 +69,6 @@ def item_role(item: Mapping[str, Any]) -> Role:
     return "tool" if kind in _OUTPUT_TYPES else "assistant"
 
 
-def _check_limit(name: str, value: object) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise MemoryValidationError(f"{name} must be None or an int, got {type(value).__name__}")
-    return value
-
-
 class ConvostoreSession:
     """An Agents SDK ``Session`` over one convostore conversation.
 
@@ -82,10 +79,13 @@ class ConvostoreSession:
     ``store`` is a ``ConversationStore`` or an ``AsyncConversationStore``; otherwise ``url``
     (or the default store) is opened and owned by the session (``close()`` closes it).
     ``max_items`` becomes ``session_settings=SessionSettings(limit=max_items)``, so the Runner
-    reads only the newest items and drops tool outputs whose call fell out of the window.
-    ``user_id`` makes the conversation owned (``list_conversations(user_id=...)``).
+    reads only the newest items and drops tool outputs whose call fell out of the window;
+    ``session_settings`` may be a dict, coerced as the SDK does.
+    ``user_id`` makes the conversation owned (``list_conversations(user_id=...)``), and every
+    call refuses a conversation another user owns (``ConversationOwnershipError``).
     ``tenant`` reads a tenant id from the run context: each call that carries the Runner's
     ``wrapper`` then works on the conversation ``"<tenant>:<session_id>"`` owned by that tenant.
+    After ``close()`` every call raises ``ConvostoreError("the session is closed")``.
     """
 
     session_id: str
@@ -98,7 +98,7 @@ class ConvostoreSession:
         store: ConversationStore | AsyncConversationStore | None = None,
         url: str | None = None,
         max_items: int | None = None,
-        session_settings: SessionSettings | None = None,
+        session_settings: SessionSettings | dict[str, Any] | None = None,
         user_id: str | None = None,
         tenant: TenantOf | None = None,
     ) -> None:
@@ -122,27 +122,41 @@ class ConvostoreSession:
                 "store must be a ConversationStore or an AsyncConversationStore,"
                 f" got {type(store).__name__}"
             )
+        self._closed = False
         try:
             self.session_id = check_id("session_id", session_id, self._store.limits)
-            limit = self._check_arguments(max_items, user_id, tenant)
-            self.session_settings = session_settings or SessionSettings(limit=limit)
+            self.session_settings = self._check_arguments(
+                max_items, session_settings, user_id, tenant
+            )
         except BaseException:
             self.close()  # a store this session opened is not left open
             raise
         self.user_id = user_id
         self.tenant = tenant
 
-    def _check_arguments(self, max_items: object, user_id: object, tenant: object) -> int | None:
+    def _check_arguments(
+        self,
+        max_items: object,
+        settings: SessionSettings | dict[str, Any] | None,
+        user_id: object,
+        tenant: object,
+    ) -> SessionSettings:
         if user_id is not None:
             check_id("user_id", user_id, self._store.limits)
         if tenant is not None and not callable(tenant):
             raise MemoryValidationError(
                 f"tenant must be a callable taking the run context wrapper, got {tenant!r}"
             )
-        limit = _check_limit("max_items", max_items)
-        if limit is not None and limit < 0:
-            raise MemoryValidationError(f"max_items must be None or an int >= 0, got {limit}")
-        return limit
+        if settings is None:
+            return SessionSettings(limit=check_optional_int("max_items", max_items))
+        # The SDK's coercion: a dict becomes SessionSettings, unknown keys raise TypeError.
+        coerced = coerce_session_settings(settings)
+        check_optional_int("session_settings.limit", coerced.limit)
+        return coerced
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ConvostoreError("the session is closed")
 
     @property
     def store(self) -> AsyncConversationStore:
@@ -180,15 +194,19 @@ class ConvostoreSession:
     ) -> list[TResponseInputItem]:
         """The newest ``limit`` items (all when None and no ``max_items``), oldest first.
 
-        An explicit ``limit`` is never clamped; ``limit <= 0`` gives ``[]``.
+        An explicit ``limit`` is never clamped; ``limit <= 0`` gives ``[]``; a limit outside
+        a signed 64-bit int raises ``MemoryValidationError``.
         """
-        cid, _ = self._target(wrapper)
-        if limit is None and self.session_settings is not None:
-            limit = self.session_settings.limit
-        limit = _check_limit("limit", limit)
+        self._check_open()
+        cid, owner = self._target(wrapper)
+        limit = check_optional_int(
+            "limit",
+            resolve_session_limit(limit, self.session_settings),
+            minimum=-MAX_INT64 - 1,
+        )
         if limit is not None and limit <= 0:
             return []
-        return await self._store.get_contents(conversation_id=cid, last=limit)
+        return await self._store.get_contents(conversation_id=cid, last=limit, user_id=owner)
 
     async def add_items(
         self,
@@ -197,7 +215,8 @@ class ConvostoreSession:
         wrapper: RunContextWrapper[Any] | None = None,
     ) -> None:
         """Append ``items`` in one transaction: all of them are stored, or none."""
-        cid, user_id = self._target(wrapper)
+        self._check_open()
+        cid, owner = self._target(wrapper)
         if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
             raise MemoryValidationError(
                 f"items must be a list of item dicts, got {type(items).__name__}"
@@ -214,9 +233,7 @@ class ConvostoreSession:
         if not messages:
             return
         try:
-            await self._store.append_messages(
-                conversation_id=cid, messages=messages, user_id=user_id
-            )
+            await self._store.append_messages(conversation_id=cid, messages=messages, user_id=owner)
         except MemoryValidationError as exc:
             text = _CORE_LABEL.sub(lambda m: f"items[{m.group(1) or 0}]", str(exc), count=1)
             raise MemoryValidationError(text) from None
@@ -225,24 +242,29 @@ class ConvostoreSession:
         self, *, wrapper: RunContextWrapper[Any] | None = None
     ) -> TResponseInputItem | None:
         """Remove and return the newest item atomically; None when the session is empty."""
-        cid, _ = self._target(wrapper)
-        message = await self._store.pop_message(conversation_id=cid)
+        self._check_open()
+        cid, owner = self._target(wrapper)
+        message = await self._store.pop_message(conversation_id=cid, user_id=owner)
         return None if message is None else message.content
 
     async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
         """Delete every item; the conversation (its metadata and owner) stays."""
-        cid, _ = self._target(wrapper)
-        await self._store.clear_messages(conversation_id=cid)
+        self._check_open()
+        cid, owner = self._target(wrapper)
+        await self._store.clear_messages(conversation_id=cid, user_id=owner)
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the store if the session opened it (a store you passed in stays open)."""
+        """Close the session, and the store if the session opened it (a store you passed in
+        stays open)."""
+        self._closed = True
         if self._owns_store:
             self._store.sync.close()
 
     async def aclose(self) -> None:
         """``close()`` on a worker thread."""
+        self._closed = True
         if self._owns_store:
             await self._store.aclose()
 
