@@ -9,6 +9,7 @@ import pytest
 from convostore import (
     AsyncConversationStore,
     ConversationStore,
+    ConvostoreError,
     MemoryValidationError,
     StorageError,
 )
@@ -146,3 +147,17 @@ def test_bad_urls_name_the_url_and_the_accepted_forms(
     with pytest.raises(MemoryValidationError, match=message):
         ConversationStore(url)
     assert list(tmp_path.iterdir()) == []  # nothing created, not even the writers' lock file
+
+
+def test_a_closed_store_says_so_on_every_backend(backend_url: str) -> None:
+    store = ConversationStore(backend_url)
+    store.close()
+    for call in (
+        lambda: store.append_message(conversation_id="c", role="user", content="x"),
+        lambda: store.append_messages(conversation_id="c", messages=[]),
+        lambda: store.get_messages(conversation_id="c"),
+        store.list_conversations,
+    ):
+        with pytest.raises(ConvostoreError, match="the store is closed") as caught:
+            call()
+        assert not isinstance(caught.value, StorageError)

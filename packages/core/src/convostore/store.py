@@ -23,6 +23,7 @@ from . import convert
 from .backends import DEFAULT_URL, Backend, ConversationRow, MessageRow, Tx, open_backend
 from .errors import (
     ConversationOwnershipError,
+    ConvostoreError,
     MemoryQuotaExceededError,
     MemoryValidationError,
     MessageIdConflictError,
@@ -312,6 +313,8 @@ class ConversationStore(_Views):
         if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
             raise MemoryValidationError("messages must be a list of message dicts")
         if not messages:
+            if self.backend.closed:
+                raise ConvostoreError("the store is closed")
             return []
         now = self.clock()
         single = len(messages) == 1

@@ -125,7 +125,8 @@ def _check_json(value: Any, path: str, depth: int = 0, argument: str | None = No
     ``path`` starts with the ``argument`` (the root path by default)."""
     argument = argument or path
     if depth > 900:
-        raise MemoryValidationError(f"{path}: nested deeper than 900 levels", argument=argument)
+        # the path itself would be 900 segments long: name the argument only
+        raise MemoryValidationError(f"{argument}: nested deeper than 900 levels", argument=argument)
     if value is None or isinstance(value, (str, bool, int)):
         return
     if isinstance(value, float):

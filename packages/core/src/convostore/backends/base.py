@@ -363,6 +363,11 @@ class Backend(ABC):
         native = [[dialect(s) for s in step if not s.startswith(skip)] for step in steps]
         self.write(lambda tx: tx.migrate(component, native))
 
+    @property
+    @abstractmethod
+    def closed(self) -> bool:
+        """After ``close()``: every call raises ``ConvostoreError("the store is closed")``."""
+
     @abstractmethod
     def close(self) -> None:
         """Release connections; the backend cannot be used afterwards."""

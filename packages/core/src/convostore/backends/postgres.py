@@ -11,7 +11,7 @@ import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ..errors import MemoryValidationError, StorageError
+from ..errors import ConvostoreError, MemoryValidationError, StorageError
 from .base import MIGRATIONS, Backend, T, Tx
 
 try:
@@ -99,6 +99,7 @@ class PostgresBackend(Backend):
         max_size: int = 10,
     ) -> None:
         self.timeout = timeout
+        self._closed = False
         self._owns_pool = pool is None
         if pool is None:
             url = url or ""
@@ -125,6 +126,8 @@ class PostgresBackend(Backend):
         self.migrate("core", MIGRATIONS)
 
     def _run(self, fn: Callable[[Tx], T], *, read_only: bool, single_statement: bool) -> T:
+        if self._closed:
+            raise ConvostoreError("the store is closed")
         deadline = time.monotonic() + self.timeout
         delay = 0.002
         stale = 0  # connections the server closed while they sat in the pool
@@ -203,6 +206,11 @@ class PostgresBackend(Backend):
     def read(self, fn: Callable[[Tx], T], *, single_statement: bool = False) -> T:
         return self._run(fn, read_only=True, single_statement=single_statement)
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def close(self) -> None:
+        self._closed = True
         if self._owns_pool:
             self.pool.close()

@@ -174,6 +174,10 @@ class SqliteBackend(Backend):
     def read(self, fn: Callable[[Tx], T], *, single_statement: bool = False) -> T:
         return self._transaction("BEGIN", fn, single=single_statement)
 
+    @property
+    def closed(self) -> bool:
+        return self._conn is None
+
     def close(self) -> None:
         with self._lock:
             if self._conn is not None:
