@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -18,9 +17,9 @@ from convostore import (
     ConvostoreError,
     MemoryValidationError,
     MessageInput,
-    Role,
+    responses_item_role,
 )
-from convostore.validation import MAX_INT64, check_id, check_optional_int
+from convostore.spi import MAX_INT64, check_id, check_optional_int
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
@@ -33,40 +32,10 @@ TenantOf = Callable[["RunContextWrapper[Any]"], str]
 
 TENANT_SEPARATOR = ":"
 
-# Responses item types whose content is a tool's answer: stored with role "tool".
-_OUTPUT_TYPES = frozenset(
-    {
-        "function_call_output",
-        "custom_tool_call_output",
-        "computer_call_output",
-        "local_shell_call_output",
-        "shell_call_output",
-        "apply_patch_call_output",
-        "tool_search_output",
-        "program_output",
-        "mcp_approval_response",
-    }
-)
-_MESSAGE_ROLES: dict[object, Role] = {
-    "user": "user",
-    "assistant": "assistant",
-    "system": "system",
-    "developer": "system",
-}
-# Core error messages name the batch entry as "messages[i].content" (or "content" alone).
-_CORE_LABEL = re.compile(r"^(?:messages\[(\d+)\]\.)?content")
-
-
-def item_role(item: Mapping[str, Any]) -> Role:
-    """The convostore role of a Responses item: a message keeps its role (``developer`` is
-    stored as ``system``), tool outputs are ``tool``, everything else the model produced
-    (calls, reasoning, hosted tool calls, compaction) is ``assistant``."""
-    kind = item.get("type")
-    if kind is None or kind == "message":
-        role = _MESSAGE_ROLES.get(item.get("role"))
-        if role is not None:
-            return role
-    return "tool" if kind in _OUTPUT_TYPES else "assistant"
+item_role = responses_item_role
+"""The convostore role of a Responses item (``convostore.responses_item_role``): a message
+keeps its role (``developer`` is stored as ``system``), tool outputs are ``tool``, everything
+else the model produced (calls, reasoning, hosted tool calls, compaction) is ``assistant``."""
 
 
 class ConvostoreSession:
@@ -235,8 +204,12 @@ class ConvostoreSession:
         try:
             await self._store.append_messages(conversation_id=cid, messages=messages, user_id=owner)
         except MemoryValidationError as exc:
-            text = _CORE_LABEL.sub(lambda m: f"items[{m.group(1) or 0}]", str(exc), count=1)
-            raise MemoryValidationError(text) from None
+            if exc.argument != "content":
+                raise
+            label = f"items[{exc.index or 0}]"  # the item, in the caller's words
+            raise MemoryValidationError(
+                label + exc.detail, argument="items", index=exc.index or 0, label=label
+            ) from None
 
     async def pop_item(
         self, *, wrapper: RunContextWrapper[Any] | None = None
