@@ -364,9 +364,9 @@ class Backend(ABC):
         self.write(lambda tx: tx.migrate(component, native))
 
     @property
-    @abstractmethod
     def closed(self) -> bool:
         """After ``close()``: every call raises ``ConvostoreError("the store is closed")``."""
+        return False
 
     @abstractmethod
     def close(self) -> None:
