@@ -12,6 +12,7 @@ appended) or the chain reaches ``max_delta_depth``.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import json
@@ -25,9 +26,16 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import ormsgpack
-from convostore import ConversationStore
-from convostore.backends import Tx
-from convostore.threads import run_in_thread, run_sync
+from convostore import ConversationStore, MemoryValidationError
+from convostore.spi import (
+    MAX_INT64,
+    Limits,
+    Tx,
+    check_id,
+    check_optional_int,
+    run_in_thread,
+    run_sync,
+)
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -195,6 +203,65 @@ def _private_copy(value: Any) -> Any:
 
 
 _ATOMIC = frozenset({str, bytes, int, float, bool, type(None)})
+
+
+THREAD_ID_MAX_BYTES = 256
+"""thread_id and checkpoint_id: at most this many UTF-8 bytes (the core's id limit)."""
+CHECKPOINT_NS_MAX_BYTES = 2048
+"""checkpoint_ns (it grows with subgraph nesting): at most this many UTF-8 bytes, so that
+(thread_id, checkpoint_ns, checkpoint_id) fits a PostgreSQL index row."""
+_ID_LIMITS = Limits(max_id_bytes=THREAD_ID_MAX_BYTES)
+_NS_LIMITS = Limits(max_id_bytes=CHECKPOINT_NS_MAX_BYTES)
+
+
+def _thread_id(value: object, name: str = "thread_id") -> str:
+    """A thread id as LangGraph gives it (a str, or an int or UUID it turns into one),
+    refused before the database when NUL, a lone surrogate or past the limit: the same
+    ``MemoryValidationError`` on SQLite and PostgreSQL."""
+    if value is None:
+        raise MemoryValidationError(f"{name} is required", argument=name)
+    return check_id(name, value if isinstance(value, str) else str(value), _ID_LIMITS)
+
+
+def _namespace(value: object) -> str:
+    if value is None or value == "":
+        return ""
+    return check_id("checkpoint_ns", value, _NS_LIMITS)
+
+
+def _checkpoint_id(value: object, name: str = "checkpoint_id") -> str | None:
+    return None if value is None or value == "" else check_id(name, value, _ID_LIMITS)
+
+
+@contextlib.contextmanager
+def _serializing(argument: str) -> Iterator[None]:
+    """Serializer failures that mean bad input (a value nested deeper than Python recurses)
+    as the documented ``MemoryValidationError``, before anything is written."""
+    try:
+        yield
+    except (RecursionError, TypeError) as exc:
+        # ormsgpack reports its own depth limit as a TypeError
+        if isinstance(exc, TypeError) and "Recursion limit" not in str(exc):
+            raise
+        raise MemoryValidationError(
+            f"{argument}: nested too deeply to serialize", argument=argument
+        ) from None
+
+
+def _metadata_text(metadata: Mapping[str, Any]) -> str:
+    """The metadata as stored: JSON text, with lone surrogates escaped (the databases store
+    UTF-8, which cannot hold them)."""
+    text = _dump_metadata(metadata)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        text = json.dumps(metadata, default=_json_default)
+    return text
+
+
+def _metadata_matches(metadata: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    """``InMemorySaver``'s filter: every key equal (a ``None`` value matches a missing key)."""
+    return all(metadata.get(k) == v for k, v in wanted.items())
 
 
 def _pack_default(value: Any) -> Any:
@@ -616,9 +683,9 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names, or the thread's latest in its namespace."""
         conf = config["configurable"]
-        thread_id = str(conf["thread_id"])
-        ns = conf.get("checkpoint_ns", "") or ""
-        cid = get_checkpoint_id(config)
+        thread_id = _thread_id(conf.get("thread_id"))
+        ns = _namespace(conf.get("checkpoint_ns"))
+        cid = _checkpoint_id(get_checkpoint_id(config))
 
         # the checkpoint and its pending writes in one statement, its blobs (if any) in a second
         if cid:
@@ -644,7 +711,11 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         return self._build(loaded[0], memo, remember=True)
 
     def _filter_sql(self, filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
-        """Top-level metadata equality; ``None`` matches a missing key (as InMemorySaver)."""
+        """Conditions that narrow a metadata filter in SQL to a superset of the matches (the
+        exact test is ``_metadata_matches``, in Python). They never parse another thread's
+        metadata as JSONB on PostgreSQL: a NUL or a lone surrogate in it would fail the query
+        for everyone. There a scalar value narrows by its JSON text (``LIKE``); SQLite's
+        ``json_extract`` accepts any stored text."""
         where: list[str] = []
         params: list[Any] = []
         pg = self.backend.dialect == "postgresql"
@@ -652,23 +723,19 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             if not isinstance(key, str):
                 raise TypeError(f"filter: metadata keys must be strings, got {key!r}")
             if pg:
-                if value is None:
-                    where.append(
-                        "(CAST(metadata AS JSONB) -> ? IS NULL"
-                        " OR CAST(metadata AS JSONB) -> ? = 'null'::jsonb)"
-                    )
-                    params += [key, key]
-                else:
-                    where.append("CAST(metadata AS JSONB) -> ? = CAST(? AS JSONB)")
-                    params += [key, json.dumps(value, default=_json_default)]
+                if type(value) in (str, int, float, bool):
+                    text = f"{_dump_metadata(key)}: {_dump_metadata(value)}"
+                    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                    where.append("metadata LIKE ?")
+                    params.append(f"%{escaped}%")
+                continue
+            path = '$."' + key.replace('"', '\\"') + '"'
+            if value is None:
+                where.append("json_extract(metadata, ?) IS NULL")
+                params.append(path)
             else:
-                path = '$."' + key.replace('"', '\\"') + '"'
-                if value is None:
-                    where.append("json_extract(metadata, ?) IS NULL")
-                    params.append(path)
-                else:
-                    where.append("json_extract(metadata, ?) = json_extract(?, '$')")
-                    params += [path, json.dumps(value, default=_json_default)]
+                where.append("json_extract(metadata, ?) = json_extract(?, '$')")
+                params += [path, json.dumps(value, default=_json_default)]
         return where, params
 
     def list(
@@ -688,20 +755,26 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             conf = config.get("configurable", {})
             if conf.get("thread_id") is not None:
                 where.append("thread_id = ?")
-                params.append(str(conf["thread_id"]))
+                params.append(_thread_id(conf["thread_id"]))
             if conf.get("checkpoint_ns") is not None:
                 where.append("ns = ?")
-                params.append(conf["checkpoint_ns"])
-            if cid := get_checkpoint_id(config):
+                params.append(_namespace(conf["checkpoint_ns"]))
+            if cid := _checkpoint_id(get_checkpoint_id(config)):
                 where.append("checkpoint_id = ?")
                 params.append(cid)
-        if before is not None and (bid := get_checkpoint_id(before)):
+        if before is not None and (bid := _checkpoint_id(get_checkpoint_id(before), "before")):
             where.append("checkpoint_id < ?")
             params.append(bid)
+        check_optional_int("limit", limit, minimum=-MAX_INT64)
+        wanted: dict[str, Any] = {}
         if filter:
             w, p = self._filter_sql(filter)
             where += w
             params += p
+            # as stored: the metadata went through JSON (tuples are lists, objects are text)
+            wanted = {
+                k: json.loads(json.dumps(v, default=_json_default)) for k, v in filter.items()
+            }
         if limit is not None and limit <= 0:
             return
         remaining = limit
@@ -727,20 +800,22 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 page_params: list[Any] = page_params,
                 memo: Any = memo,
                 page: int = page,
-            ) -> Any:
+            ) -> tuple[Any, tuple[Any, ...] | None, int]:
                 rows = tx.execute(sql, [*page_params, page])
-                return self._load_rows(tx, rows, memo) if rows else []
+                last, scanned = (rows[-1] if rows else None), len(rows)
+                if wanted:
+                    rows = [r for r in rows if _metadata_matches(_load_metadata(r[6]), wanted)]
+                return (self._load_rows(tx, rows, memo) if rows else []), last, scanned
 
-            loaded = self.backend.read(read)
+            loaded, last, scanned = self.backend.read(read)
             for item in loaded:
                 yield self._build(item, memo)
             if remaining is not None:
                 remaining -= len(loaded)
                 if remaining <= 0:
                     return
-            if len(loaded) < page:
+            if last is None or scanned < page:
                 return
-            last = loaded[-1][0]
             bound = (last[2], last[0], last[1])
 
     # -- writing --------------------------------------------------------------------------
@@ -754,13 +829,53 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
     ) -> RunnableConfig:
         """Store a checkpoint (an upsert) and the channel versions that are new in it."""
         conf = config["configurable"]
-        thread_id = str(conf["thread_id"])
-        ns: str = conf["checkpoint_ns"]
-        parent_id = conf.get("checkpoint_id")
+        thread_id = _thread_id(conf.get("thread_id"))
+        ns = _namespace(conf.get("checkpoint_ns"))
+        parent_id = _checkpoint_id(conf.get("checkpoint_id"), "parent checkpoint_id")
+        _checkpoint_id(checkpoint["id"], "checkpoint['id']")
         values = checkpoint["channel_values"]
         versions = checkpoint["channel_versions"]
         # an empty channel needs no row (a version without a blob reads as empty); numbers,
         # booleans and None (plain) and small values (typed) live in the checkpoint row
+        with _serializing("checkpoint"):
+            plain, typed, blobs, inlined = self._channel_rows(
+                thread_id, ns, values, versions, new_versions
+            )
+            ctype, cdata = self._encode_checkpoint(checkpoint, plain, typed)
+            md = get_checkpoint_metadata(config, metadata)
+            md_text = _metadata_text(md)
+        run_id = md.get("run_id")
+        sql = self._insert(_CKPT_UPSERT, 8, _CKPT_CONFLICT)
+        self._write_checkpoint(
+            thread_id=thread_id,
+            ns=ns,
+            parent_id=parent_id,
+            checkpoint_id=checkpoint["id"],
+            encoded=(ctype, cdata),
+            md_text=md_text,
+            run_id=run_id,
+            sql=sql,
+            blobs=blobs,
+        )
+        for b in inlined:
+            self._remember_inline((thread_id, ns, b.channel, b.version), b.type, b.data or b"")
+        return {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": ns,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
+
+    def _channel_rows(
+        self,
+        thread_id: str,
+        ns: str,
+        values: Mapping[str, Any],
+        versions: ChannelVersions,
+        new_versions: ChannelVersions,
+    ) -> tuple[dict[str, Any], dict[str, tuple[str, bytes]], Sequence[_Blob], Sequence[_Blob]]:
+        """How each channel value is stored: plain or typed in the checkpoint row, or rows."""
         plain: dict[str, Any] = {}
         typed: dict[str, tuple[str, bytes]] = {}
         blobs: list[_Blob] = []
@@ -780,11 +895,23 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 inlined.append(blob)
             elif blob is not None:
                 blobs.append(blob)
-        ctype, cdata = self._encode_checkpoint(checkpoint, plain, typed)
-        md = get_checkpoint_metadata(config, metadata)
-        md_text = _dump_metadata(md)
-        run_id = md.get("run_id")
-        sql = self._insert(_CKPT_UPSERT, 8, _CKPT_CONFLICT)
+        return plain, typed, blobs, inlined
+
+    def _write_checkpoint(
+        self,
+        *,
+        thread_id: str,
+        ns: str,
+        parent_id: str | None,
+        checkpoint_id: str,
+        encoded: tuple[str, bytes],
+        md_text: str,
+        run_id: object,
+        sql: str,
+        blobs: Sequence[_Blob],
+    ) -> None:
+        """Write the checkpoint row and its blob rows in one transaction; remember the heads."""
+        ctype, cdata = encoded
 
         def write(tx: Tx) -> None:
             whole = [b for b in blobs if b.base is None]
@@ -821,7 +948,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 [
                     thread_id,
                     ns,
-                    checkpoint["id"],
+                    checkpoint_id,
                     parent_id,
                     ctype,
                     cdata,
@@ -838,15 +965,6 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             self._remember(
                 key, b.value, depth=b.depth, tail=b.tail, snap=b.snap, size=size, base=base
             )
-        for b in inlined:
-            self._remember_inline((thread_id, ns, b.channel, b.version), b.type, b.data or b"")
-        return {
-            "configurable": {
-                "thread_id": thread_id,
-                "checkpoint_ns": ns,
-                "checkpoint_id": checkpoint["id"],
-            }
-        }
 
     def put_writes(
         self,
@@ -858,12 +976,15 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         """Store writes pending on a checkpoint. Regular writes are insert-or-ignore (the first
         one stays); a batch of only special channels (errors, interrupts, resumes) overwrites."""
         conf = config["configurable"]
-        thread_id = str(conf["thread_id"])
-        ns = conf.get("checkpoint_ns", "") or ""
-        cid = conf["checkpoint_id"]
+        thread_id = _thread_id(conf.get("thread_id"))
+        ns = _namespace(conf.get("checkpoint_ns"))
+        cid = _checkpoint_id(conf.get("checkpoint_id"))
+        if cid is None:
+            raise MemoryValidationError("checkpoint_id is required", argument="checkpoint_id")
         rows = []
         for i, (channel, value) in enumerate(writes):
-            type_, data = self.serde.dumps_typed(value)
+            with _serializing(f"writes[{i}]"):
+                type_, data = self.serde.dumps_typed(value)
             idx = WRITES_IDX_MAP.get(channel, i)
             rows.append((thread_id, ns, cid, task_id, idx, task_path, channel, type_, data))
         if not rows:
@@ -878,13 +999,13 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and blob of the thread, in every namespace."""
-        tid = str(thread_id)
+        tid = _thread_id(thread_id)
 
         def write(tx: Tx) -> None:
             for table in ("lg_checkpoints", "lg_blobs", "lg_writes"):
                 tx.execute(f"DELETE FROM {table} WHERE thread_id = ?", [tid])
 
-        self.backend.write(write)
+        self.backend.write(write, erasing=True)
         self._heads.drop([tid])
 
     def _collect_garbage(self, tx: Tx, thread_id: str) -> None:
@@ -941,11 +1062,12 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 self._collect_garbage(tx, tid)
             return threads
 
-        self._heads.drop(list(self.backend.write(write)))
+        self._heads.drop(list(self.backend.write(write, erasing=True)))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint, write and blob of one thread to another (ids kept)."""
-        src, dst = str(source_thread_id), str(target_thread_id)
+        src = _thread_id(source_thread_id, "source_thread_id")
+        dst = _thread_id(target_thread_id, "target_thread_id")
 
         def write(tx: Tx) -> None:
             tx.execute(
@@ -980,7 +1102,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             raise TypeError("thread_ids must be a sequence of thread ids, not one string")
         if strategy not in ("keep_latest", "delete"):
             raise ValueError(f"strategy must be 'keep_latest' or 'delete', got {strategy!r}")
-        tids = [str(t) for t in thread_ids]
+        tids = [_thread_id(t, "thread_ids[]") for t in thread_ids]
         if strategy == "delete":
             for tid in tids:
                 self.delete_thread(tid)
@@ -1017,7 +1139,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             self._collect_garbage(tx, tid)
 
         for tid in tids:
-            self.backend.write(functools.partial(write, tid=tid))
+            self.backend.write(functools.partial(write, tid=tid), erasing=True)
         self._heads.drop(tids)
 
     # -- DeltaChannel support ---------------------------------------------------------------
@@ -1077,9 +1199,9 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         if not channels:
             return {}
         conf = config["configurable"]
-        thread_id = str(conf["thread_id"])
-        ns = conf.get("checkpoint_ns", "") or ""
-        target = get_checkpoint_id(config)
+        thread_id = _thread_id(conf.get("thread_id"))
+        ns = _namespace(conf.get("checkpoint_ns"))
+        target = _checkpoint_id(get_checkpoint_id(config))
         wanted = list(dict.fromkeys(channels))
         collected: dict[str, list[list[PendingWrite]]] = {c: [] for c in wanted}
         seeds: dict[str, Any] = {}
