@@ -12,9 +12,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from convostore import ConversationStore
-from convostore.backends import Tx
-from convostore.threads import run_in_thread
+from convostore import ConversationStore, MemoryValidationError
+from convostore.spi import Limits, Tx, check_id, check_int, run_in_thread
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -37,6 +36,13 @@ from ._schema import migrate
 __all__ = ["ConvostoreStore"]
 
 OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
+KEY_MAX_BYTES = 1024
+"""An item's key: at most this many UTF-8 bytes, without NUL."""
+NAMESPACE_MAX_BYTES = 1024
+"""A namespace, its labels joined by ".": at most this many UTF-8 bytes, without NUL."""
+TTL_MAX_MINUTES = 1000 * 365.25 * 24 * 60
+"""A put's ``ttl``: at most a thousand years."""
+_KEY_LIMITS = Limits(max_id_bytes=KEY_MAX_BYTES)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _COLS = "prefix, key, value, created_at, updated_at, ttl_minutes"
 _ALIVE = "(expires_at IS NULL OR expires_at > ?)"
@@ -71,6 +77,54 @@ def _check_filter(name: str, value: Any) -> None:
     elif isinstance(value, list | tuple):
         for sub in value:
             _check_filter(name, sub)
+
+
+def _check_namespace(namespace: Sequence[object]) -> None:
+    """Labels LangGraph accepts but a database cannot store alike: refused on every backend."""
+    labels = [label for label in namespace if isinstance(label, str)]  # LangGraph checks types
+    if any("\x00" in label for label in labels):
+        raise InvalidNamespaceError(f"Namespace labels cannot contain NUL. Got: {namespace!r}")
+    try:
+        size = len(".".join(labels).encode())
+    except UnicodeEncodeError:
+        raise InvalidNamespaceError(
+            f"Namespace labels must be valid UTF-8 (a lone surrogate). Got: {namespace!r}"
+        ) from None
+    if size > NAMESPACE_MAX_BYTES:
+        raise InvalidNamespaceError(
+            f"Namespace is {size} bytes of UTF-8 joined by '.'; the limit is"
+            f" {NAMESPACE_MAX_BYTES} bytes."
+        )
+
+
+def _check_filter_key(key: object) -> None:
+    """A top-level filter key: a field name, or a dotted path into nested objects. One that can
+    only be a mistake gets SqliteStore's ``ValueError``."""
+    if not isinstance(key, str):
+        raise TypeError(f"filter: filter keys must be strings, got {key!r}")
+    if not key or "\x00" in key or any(not part for part in key.split(".")):
+        raise ValueError(
+            f"Invalid filter key: {key!r}. Filter keys must be a field name or a dotted path"
+            " of field names (no empty part, no NUL)."
+        )
+    try:
+        key.encode()
+    except UnicodeEncodeError:
+        raise ValueError(f"Invalid filter key: {key!r}. Filter keys must be valid UTF-8.") from None
+
+
+def _field(value: Mapping[str, Any], key: str) -> Any:
+    """The value a top-level filter key names: the field itself when the item has one by that
+    exact name (as InMemoryStore and PostgresStore read it), else the dotted path into nested
+    objects (as SqliteStore reads it); None when neither is there."""
+    if key in value or "." not in key:
+        return value.get(key)
+    found: Any = value
+    for part in key.split("."):
+        if not isinstance(found, Mapping) or part not in found:
+            return None
+        found = found[part]
+    return found
 
 
 def _number(value: Any) -> bool:
@@ -126,7 +180,9 @@ def _like_patterns(filter: Mapping[str, Any]) -> list[str]:
     for key, wanted in filter.items():
         text = wanted["$eq"] if isinstance(wanted, Mapping) and list(wanted) == ["$eq"] else wanted
         if type(text) is str:
-            pair = f"{json.dumps(key)}: {json.dumps(text)}"
+            # a dotted key matches "a.b": or a nested "b": alike; both end with `b": "text"`
+            name = json.dumps(key) if "." not in key else json.dumps(key.rsplit(".", 1)[1])[1:]
+            pair = f"{name}: {json.dumps(text)}"
             escaped = pair.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             patterns.append(f"%{escaped}%")
     return patterns
@@ -198,8 +254,14 @@ class ConvostoreStore(BaseStore):
         if not isinstance(op, GetOp | SearchOp | PutOp | ListNamespacesOp):
             raise TypeError(f"unknown operation type: {type(op).__name__}")
         validate_op_namespace(op)
-        if isinstance(op, GetOp | PutOp) and not isinstance(op.key, str):
-            raise TypeError(f"key must be a string, got {type(op.key).__name__}")
+        if isinstance(op, GetOp | PutOp):
+            _check_namespace(op.namespace)
+        elif isinstance(op, SearchOp):
+            _check_namespace(op.namespace_prefix)
+        if isinstance(op, GetOp | PutOp):
+            if not isinstance(op.key, str):
+                raise TypeError(f"key must be a string, got {type(op.key).__name__}")
+            check_id("key", op.key, _KEY_LIMITS)
         if isinstance(op, PutOp):
             if not op.namespace:
                 raise InvalidNamespaceError("Namespace cannot be empty.")
@@ -210,19 +272,25 @@ class ConvostoreStore(BaseStore):
             if op.value is not None and not isinstance(op.value, Mapping):
                 raise TypeError(f"value must be a dict or None, got {type(op.value).__name__}")
             if op.ttl is not None and (
-                not _number(op.ttl) or not math.isfinite(op.ttl) or op.ttl <= 0
+                not _number(op.ttl)
+                or not math.isfinite(op.ttl)
+                or not 0 < op.ttl <= TTL_MAX_MINUTES
             ):
-                raise ValueError(f"ttl must be a positive number of minutes, got {op.ttl!r}")
+                raise MemoryValidationError(
+                    f"ttl must be a number of minutes above 0 and at most {TTL_MAX_MINUTES:.0f},"
+                    f" got {op.ttl!r}",
+                    argument="ttl",
+                )
         if isinstance(op, SearchOp):
             _check_filter("filter", op.filter)
-            if op.limit < 0 or op.offset < 0:
-                raise ValueError(
-                    f"limit and offset must be >= 0, got limit={op.limit} offset={op.offset}"
-                )
-        if isinstance(op, ListNamespacesOp) and (op.limit < 0 or op.offset < 0):
-            raise ValueError(
-                f"limit and offset must be >= 0, got limit={op.limit} offset={op.offset}"
-            )
+            if op.filter is not None:
+                for key in op.filter:
+                    _check_filter_key(key)
+        if isinstance(op, SearchOp | ListNamespacesOp):
+            check_int("limit", op.limit)
+            check_int("offset", op.offset)
+        if isinstance(op, ListNamespacesOp) and op.max_depth is not None:
+            check_int("max_depth", op.max_depth, minimum=1)
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in one transaction: every read sees the state before this batch's
@@ -237,6 +305,12 @@ class ConvostoreStore(BaseStore):
                 if op.value is not None:
                     try:
                         encoded = _encode(op.value)
+                    except RecursionError:
+                        raise MemoryValidationError(
+                            f"value of {op.namespace!r} / {op.key!r} is nested too deeply"
+                            " to store as JSON",
+                            argument="value",
+                        ) from None
                     except (TypeError, ValueError) as exc:
                         raise ValueError(
                             f"value of {op.namespace!r} / {op.key!r} is not JSON: {exc}"
@@ -292,7 +366,8 @@ class ConvostoreStore(BaseStore):
                 writes(tx, touched)
                 return results
 
-            return self.backend.write(both, single_statement=single)
+            erasing = any(encoded is None for _, encoded in puts.values())
+            return self.backend.write(both, single_statement=single, erasing=erasing)
         results, touched = self.backend.read(reads, single_statement=single)
         if touched:
             self.backend.write(lambda tx: writes(tx, touched))
@@ -356,7 +431,7 @@ class ConvostoreStore(BaseStore):
             rows = [
                 r
                 for r in tx.execute(sql, params)
-                if all(_matches(json.loads(r[2]).get(k), v) for k, v in op.filter.items())
+                if all(_matches(_field(json.loads(r[2]), k), v) for k, v in op.filter.items())
             ]
             rows = rows[op.offset : op.offset + op.limit]
         else:
