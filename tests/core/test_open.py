@@ -38,7 +38,7 @@ def test_sqlite_file_uses_wal_and_reopens_with_its_data(tmp_path: Path) -> None:
     raw = sqlite3.connect(tmp_path / "a.db")
     assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert raw.execute("SELECT component, version FROM convostore_schema").fetchall() == [
-        ("core", 1)
+        ("core", 2)
     ]
 
 
@@ -63,7 +63,7 @@ def test_an_older_schema_is_upgraded_in_place(backend_url: str) -> None:
         rows = store.backend.read(
             lambda tx: tx.execute("SELECT component, version FROM convostore_schema")
         )
-        assert sorted(rows) == [("core", 1), ("demo", 2)]
+        assert sorted(rows) == [("core", 2), ("demo", 2)]
 
 
 def test_a_store_that_cannot_connect_says_so() -> None:

@@ -237,6 +237,7 @@ class ConversationStore(_Views):
         clock: Callable[[], int] = now_ms,
     ) -> None:
         self._views = {}
+        self.ordered = False
         self.url = url or os.environ.get("CONVOSTORE_URL") or DEFAULT_URL
         self.limits = limits or Limits()
         self.clock = clock
@@ -265,6 +266,16 @@ class ConversationStore(_Views):
         twin = copy.copy(self)
         twin.limits = dataclasses.replace(self.limits, **changes)
         twin._views = {}  # views are bound to the store they were made on
+        return twin
+
+    def with_ordered_clock(self) -> Self:
+        """This store (same connections) whose appends take their time from one clock that the
+        whole database shares: ``created_at`` and ``last_message_at`` then increase strictly
+        in commit order across all conversations, threads, processes and machines (a burst
+        runs ahead of the wall clock by one millisecond per append). It serializes appends on
+        one row, so use it where the order of writes is the point (session listings)."""
+        twin = self.with_limits()
+        twin.ordered = True
         return twin
 
     # -- messages --------------------------------------------------------------------------
@@ -338,13 +349,14 @@ class ConversationStore(_Views):
         ]
 
         def write(tx: Tx) -> list[str]:
-            row = self._lock_or_create(tx, cid, uid, now)
+            at = tx.tick(now) if self.ordered else now
+            row = self._lock_or_create(tx, cid, uid, at)
             existing = tx.messages_by_id(cid, supplied)
             new: list[MessageRow] = []
             for m in prepared:
                 old = existing.get(m.id)
                 if old is None:
-                    new.append(m._replace(seq=row.next_seq + len(new)))
+                    new.append(m._replace(seq=row.next_seq + len(new), created_at=at))
                 elif (old.role, old.content, old.metadata) != (m.role, m.content, m.metadata):
                     raise MessageIdConflictError(
                         f"message_id {m.id!r} is already used in conversation {cid!r}"
@@ -368,7 +380,7 @@ class ConversationStore(_Views):
                 row._replace(
                     metadata=metadata,
                     user_id=row.user_id or uid,
-                    last_message_at=max(row.last_message_at, now),
+                    last_message_at=max(row.last_message_at, at),
                     message_count=row.message_count + len(new),
                     next_seq=row.next_seq + len(new),
                 )

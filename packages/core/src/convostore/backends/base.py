@@ -77,6 +77,10 @@ MIGRATIONS: list[list[str]] = [
         # find a second index starting with conversation_id to sort from.
         "CREATE UNIQUE INDEX convostore_messages_by_id ON convostore_messages (id, conversation_id)",
     ],
+    [
+        # One row: the last time an ordered-clock append took (ConversationStore.ordered).
+        "CREATE TABLE convostore_clock (id INTEGER PRIMARY KEY, last BIGINT NOT NULL)",
+    ],
 ]
 
 
@@ -235,6 +239,17 @@ class Tx(ABC):
             params,
         )
         return [ConversationRow(*r) for r in rows if r[0].startswith(prefix)]
+
+    def tick(self, now: int) -> int:
+        """``now``, or one past the last time taken if that is not earlier: strictly increasing
+        in commit order for every writer of the database (the row is locked until commit)."""
+        rows = self.execute(
+            "INSERT INTO convostore_clock (id, last) VALUES (1, ?) ON CONFLICT (id) DO UPDATE"
+            " SET last = CASE WHEN excluded.last > convostore_clock.last THEN excluded.last"
+            " ELSE convostore_clock.last + 1 END RETURNING last",
+            [now],
+        )
+        return int(rows[0][0])
 
     def insert_messages(self, cid: str, rows: Sequence[MessageRow]) -> None:
         sql = f"INSERT INTO convostore_messages (conversation_id, {_MSG}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
