@@ -219,7 +219,7 @@ async def test_entry_limits(conversation_store: ConversationStore) -> None:
     with pytest.raises(Exception, match="limit of 3 messages"):
         await store.append(KEY, [e("c"), e("d")])
     assert await store.load(KEY) == [e("a"), e("b")]
-    with pytest.raises(MemoryValidationError, match="max_entries must be an int >= 1"):
+    with pytest.raises(MemoryValidationError, match="max_entries must be between 1 and"):
         ConvostoreSessionStore(store=conversation_store, max_entries=0)
     with pytest.raises(MemoryValidationError, match="pass url or store, not both"):
         ConvostoreSessionStore("memory://", store=conversation_store)

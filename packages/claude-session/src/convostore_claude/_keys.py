@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
 
-from convostore import Limits
-from convostore.errors import MemoryValidationError
-from convostore.validation import check_id
+from convostore import MemoryValidationError
+from convostore.spi import Limits, check_id
 
 MAX_KEY_BYTES = 1024
 """The most UTF-8 bytes a ``project_key``, ``session_id`` or ``subpath`` may hold."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar, cast
@@ -16,14 +15,17 @@ from claude_agent_sdk import (
     SessionSummaryEntry,
     fold_session_summary,
 )
-from convostore import AsyncConversationStore, ConversationStore, Limits
-from convostore.errors import MemoryValidationError, MessageIdConflictError
-from convostore.models import Message
-from convostore.store import MessageInput
-from convostore.threads import run_in_thread, run_sync
-from convostore.validation import check_id
+from convostore import (
+    AsyncConversationStore,
+    ConversationMeta,
+    ConversationStore,
+    MemoryValidationError,
+    Message,
+    MessageIdConflictError,
+    MessageInput,
+)
+from convostore.spi import Limits, check_id, check_int, run_in_thread, run_sync
 
-from . import _sql
 from ._keys import (
     Key,
     Scope,
@@ -67,8 +69,7 @@ class ConvostoreSessionStore(SessionStore):
     ) -> None:
         if url is not None and store is not None:
             raise MemoryValidationError("pass url or store, not both")
-        if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
-            raise MemoryValidationError(f"max_entries must be an int >= 1, got {max_entries!r}")
+        check_int("max_entries", max_entries, minimum=1)
         if tenant is not None:
             check_field("tenant", tenant)
         if user_id is not None:  # a conversation owner: the core's id limits
@@ -80,7 +81,11 @@ class ConvostoreSessionStore(SessionStore):
             raise MemoryValidationError(
                 f"store must be a ConversationStore or AsyncConversationStore, got {type(store).__name__}"
             )
-        self.store: ConversationStore = sync.with_limits(max_messages_per_conversation=max_entries)
+        # mtime is the conversation's last_message_at: from the database-wide ordered clock,
+        # so it increases strictly with every append, across sessions and processes
+        self.store: ConversationStore = sync.with_limits(
+            max_messages_per_conversation=max_entries
+        ).with_ordered_clock()
         self.scope = Scope(tenant, user_id)
 
     @property
@@ -140,11 +145,13 @@ class ConvostoreSessionStore(SessionStore):
                     conversation_id=cid, messages=batch, user_id=self.user_id, fold=fold
                 )
             except MemoryValidationError as exc:
-                raise MemoryValidationError(_entry_error(str(exc), origins)) from None
+                raise _entry_error(exc, origins) from None
             except MessageIdConflictError:
                 # Same uuid, different entry: the stored one wins, as with any duplicate uuid.
                 ids = [m["message_id"] for m in batch if m.get("message_id")]
-                present = _sql.existing_ids(self.store.backend, cid, cast("list[str]", ids))
+                present = self.store.existing_message_ids(
+                    conversation_id=cid, message_ids=cast("list[str]", ids)
+                )
                 keep = [i for i, m in enumerate(batch) if m.get("message_id") not in present]
                 batch, origins = [batch[i] for i in keep], [origins[i] for i in keep]
                 if not batch:
@@ -167,12 +174,11 @@ class ConvostoreSessionStore(SessionStore):
         if all(ids):
             return batch, origins
         known = [i for i in ids if i]
-        present, tail = _sql.replay_state(
-            self.store.backend, cid, known, 0 if known else len(batch)
-        )
         if not known:
+            tail = self.store.get_contents(conversation_id=cid, last=len(batch))
             same = tail == [m["content"] for m in batch]
             return ([], []) if same else (batch, origins)
+        present = self.store.existing_message_ids(conversation_id=cid, message_ids=known)
         anchor = known[0]
         keep = []
         for i, mid in enumerate(ids):
@@ -212,7 +218,7 @@ class ConvostoreSessionStore(SessionStore):
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
         """Main transcripts of the project with their last write time (epoch ms)."""
         rows = await self._run(lambda: self._main_rows(project_key))
-        return [{"session_id": sid, "mtime": row.mtime} for row, sid in rows]
+        return [{"session_id": sid, "mtime": row.last_message_at} for row, sid in rows]
 
     async def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
         """The summaries ``append`` maintains; ``mtime`` equals ``list_sessions``' for each."""
@@ -220,24 +226,24 @@ class ConvostoreSessionStore(SessionStore):
         def run() -> list[SessionSummaryEntry]:
             found: list[SessionSummaryEntry] = []
             for row, sid in self._main_rows(project_key):
-                summary = row.metadata.get(SUMMARY_FIELD)
+                summary = (row.metadata or {}).get(SUMMARY_FIELD)
                 if isinstance(summary, dict):
-                    found.append({"session_id": sid, "mtime": row.mtime, "data": summary})
+                    found.append({"session_id": sid, "mtime": row.last_message_at, "data": summary})
             return found
 
         return await self._run(run)
 
-    def _main_rows(self, project_key: str) -> list[tuple[_sql.Row, str]]:
+    def _main_rows(self, project_key: str) -> list[tuple[ConversationMeta, str]]:
         """The project's non-empty main transcripts and their session ids."""
         project_key = check_field("project_key", project_key)
         prefix = self.scope.project_prefix(project_key)
         found = []
-        for row in _sql.scan(self.store.backend, prefix):
+        for row in self.store.find_conversations(id_prefix=prefix):
             sid = session_of(row.conversation_id[len(prefix) :])
             if sid is None or not row.message_count:
                 continue  # a subkey, or emptied
             if not sid:  # hashed: the metadata has it
-                info = row.metadata.get(KEY_FIELD)
+                info = (row.metadata or {}).get(KEY_FIELD)
                 if not isinstance(info, dict) or not isinstance(info.get("session_id"), str):
                     continue
                 sid = info["session_id"]
@@ -249,16 +255,18 @@ class ConvostoreSessionStore(SessionStore):
         parsed = parse_key(key)
         cid = self.scope.conversation_id(parsed)
         prefix = cid + "/" if parsed.subpath is None else None
-        await self._run(lambda: _sql.delete(self.store.backend, [cid], prefix))
+        await self._run(
+            lambda: self.store.delete_conversations(conversation_ids=[cid], id_prefix=prefix)
+        )
 
     async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
         """The session's subpaths (never the main transcript)."""
         parsed = parse_key(key, allow_subpath=False)
         prefix = self.scope.session_prefix(parsed.project_key, parsed.session_id)
-        rows = await self._run(lambda: _sql.scan(self.store.backend, prefix))
+        rows = await self._run(lambda: self.store.find_conversations(id_prefix=prefix))
         subpaths = []
         for row in rows:
-            info = row.metadata.get(KEY_FIELD)
+            info = (row.metadata or {}).get(KEY_FIELD)
             if (
                 row.message_count
                 and isinstance(info, dict)
@@ -276,17 +284,15 @@ class ConvostoreSessionStore(SessionStore):
     async def prune(self, project_key: str, *, older_than_ms: int) -> list[str]:
         """Retention: delete the project's sessions (with their subkeys) last written before
         ``older_than_ms`` (epoch ms); return their ids. The SDK itself never deletes."""
-        if isinstance(older_than_ms, bool) or not isinstance(older_than_ms, int):
-            raise MemoryValidationError(
-                f"older_than_ms must be an int (epoch ms), got {type(older_than_ms).__name__}"
-            )
+        check_int("older_than_ms", older_than_ms, minimum=-(2**63))
 
         def run() -> list[str]:
             gone = []
             for row, sid in self._main_rows(project_key):
-                if row.mtime < older_than_ms:
-                    _sql.delete(
-                        self.store.backend, [row.conversation_id], row.conversation_id + "/"
+                if row.last_message_at < older_than_ms:
+                    self.store.delete_conversations(
+                        conversation_ids=[row.conversation_id],
+                        id_prefix=row.conversation_id + "/",
                     )
                     gone.append(sid)
             return gone
@@ -294,15 +300,14 @@ class ConvostoreSessionStore(SessionStore):
         return await self._run(run)
 
 
-def _entry_error(message: str, origins: list[int]) -> str:
-    """The core names ``messages[i].content``; the caller passed ``entries[origins[i]]``."""
-
-    def name(i: int) -> str:
-        return f"entries[{origins[i]}]"
-
-    if len(origins) == 1 and message.startswith("content"):
-        return name(0) + message[len("content") :]
-    return re.sub(r"messages\[(\d+)\]\.content", lambda m: name(int(m.group(1))), message)
+def _entry_error(error: MemoryValidationError, origins: list[int]) -> MemoryValidationError:
+    """The core names the batch's ``messages[i].content``; the caller passed
+    ``entries[origins[i]]``."""
+    if error.argument != "content":
+        return error
+    index = origins[error.index or 0]
+    label = f"entries[{index}]"
+    return MemoryValidationError(label + error.detail, argument="entries", index=index, label=label)
 
 
 def _messages(entries: object) -> tuple[list[MessageInput], list[int]]:
