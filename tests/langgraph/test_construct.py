@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from convostore import AsyncConversationStore, ConversationStore
+from convostore import AsyncConversationStore, ConversationStore, MemoryValidationError
 from convostore_langgraph import ConvostoreSaver, ConvostoreStore
 from lg_graphs import three_node_graph, user
 
@@ -58,7 +58,7 @@ def test_from_a_url_owns_and_closes_its_database(shared_url: str) -> None:
 
 
 def test_arguments_that_cannot_work(saver: ConvostoreSaver) -> None:
-    with pytest.raises(TypeError, match="store must be"):
+    with pytest.raises(MemoryValidationError, match="store must be"):
         ConvostoreSaver(42)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="thread_ids"):
         saver.prune("thread-1")

@@ -14,7 +14,7 @@ from convostore import ConversationStore
 from convostore.backends import Backend
 from convostore.backends.sqlite import SqliteBackend
 from convostore_langgraph import ConvostoreSaver
-from convostore_langgraph._schema import COMPONENT, steps_for
+from convostore_langgraph._schema import COMPONENT, STEPS
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
@@ -209,7 +209,7 @@ def test_rows_in_the_previous_format_still_read(cstore: ConversationStore) -> No
 
 def test_a_database_of_the_previous_schema_is_upgraded(backend_url: str) -> None:
     with ConversationStore(backend_url) as db:
-        db.backend.migrate(COMPONENT, steps_for(db.backend.dialect)[:1])
+        db.backend.migrate(COMPONENT, STEPS[:1])
         old = old_format_rows(db.backend, JsonPlusSerializer())
         saver = ConvostoreSaver(db)  # upgrades
         tup = saver.get_tuple(old)

@@ -3,23 +3,22 @@ row helpers; it runs through the core backend (``?`` placeholders on SQLite and 
 
 from __future__ import annotations
 
-from convostore.backends import Backend
+from convostore.spi import SQLITE_ONLY, Backend
 
 COMPONENT = "convostore-langgraph"
-_SQLITE_ONLY = "-- sqlite only\n"  # a statement with this prefix is skipped on PostgreSQL
 
-_STEPS: list[list[str]] = [
+STEPS: list[list[str]] = [
     [
         # One row per checkpoint, without its channel values (those live in lg_blobs).
         """CREATE TABLE lg_checkpoints (
-            thread_id TEXT {c} NOT NULL,
-            ns TEXT {c} NOT NULL,
-            checkpoint_id TEXT {c} NOT NULL,
-            parent_id TEXT {c},
+            thread_id TEXT {collate} NOT NULL,
+            ns TEXT {collate} NOT NULL,
+            checkpoint_id TEXT {collate} NOT NULL,
+            parent_id TEXT {collate},
             ctype TEXT NOT NULL,
             checkpoint {blob} NOT NULL,
             metadata TEXT NOT NULL,
-            run_id TEXT {c},
+            run_id TEXT {collate},
             PRIMARY KEY (thread_id, ns, checkpoint_id)
         )""",
         "CREATE INDEX lg_checkpoints_by_run ON lg_checkpoints (run_id)",
@@ -27,13 +26,13 @@ _STEPS: list[list[str]] = [
         # One row per (channel, version): unchanged channels are never rewritten. A row with a
         # base is a delta of a list: the base's first ``keep`` items, then this row's items.
         """CREATE TABLE lg_blobs (
-            thread_id TEXT {c} NOT NULL,
-            ns TEXT {c} NOT NULL,
-            channel TEXT {c} NOT NULL,
-            version TEXT {c} NOT NULL,
+            thread_id TEXT {collate} NOT NULL,
+            ns TEXT {collate} NOT NULL,
+            channel TEXT {collate} NOT NULL,
+            version TEXT {collate} NOT NULL,
             type TEXT NOT NULL,
             data {blob},
-            base TEXT {c},
+            base TEXT {collate},
             keep INTEGER,
             depth INTEGER NOT NULL DEFAULT 0,
             tail BIGINT NOT NULL DEFAULT 0,
@@ -42,12 +41,12 @@ _STEPS: list[list[str]] = [
         )""",
         # Pending writes. No foreign key: a superstep's writes may commit before its checkpoint.
         """CREATE TABLE lg_writes (
-            thread_id TEXT {c} NOT NULL,
-            ns TEXT {c} NOT NULL,
-            checkpoint_id TEXT {c} NOT NULL,
-            task_id TEXT {c} NOT NULL,
+            thread_id TEXT {collate} NOT NULL,
+            ns TEXT {collate} NOT NULL,
+            checkpoint_id TEXT {collate} NOT NULL,
+            task_id TEXT {collate} NOT NULL,
             idx INTEGER NOT NULL,
-            task_path TEXT {c} NOT NULL DEFAULT '',
+            task_path TEXT {collate} NOT NULL DEFAULT '',
             channel TEXT NOT NULL,
             type TEXT,
             data {blob},
@@ -55,8 +54,8 @@ _STEPS: list[list[str]] = [
         )""",
         # The BaseStore. ``prefix`` is the namespace joined with "." (labels cannot hold one).
         """CREATE TABLE lg_store (
-            prefix TEXT {c} NOT NULL,
-            key TEXT {c} NOT NULL,
+            prefix TEXT {collate} NOT NULL,
+            key TEXT {collate} NOT NULL,
             value TEXT NOT NULL,
             created_at BIGINT NOT NULL,
             updated_at BIGINT NOT NULL,
@@ -76,7 +75,7 @@ _STEPS: list[list[str]] = [
         "CREATE INDEX lg_checkpoints_by_run ON lg_checkpoints (run_id) WHERE run_id IS NOT NULL",
         # On SQLite, pending writes in one b-tree (WITHOUT ROWID: the primary key holds the
         # rows), not a table and its key index: half the pages per put_writes.
-        _SQLITE_ONLY
+        SQLITE_ONLY
         + """CREATE TABLE lg_writes_v2 (
             thread_id TEXT NOT NULL,
             ns TEXT NOT NULL,
@@ -89,24 +88,14 @@ _STEPS: list[list[str]] = [
             data BLOB,
             PRIMARY KEY (thread_id, ns, checkpoint_id, task_id, idx)
         ) WITHOUT ROWID""",
-        _SQLITE_ONLY + "INSERT INTO lg_writes_v2 SELECT thread_id, ns, checkpoint_id, task_id, idx,"
+        SQLITE_ONLY + "INSERT INTO lg_writes_v2 SELECT thread_id, ns, checkpoint_id, task_id, idx,"
         " task_path, channel, type, data FROM lg_writes",
-        _SQLITE_ONLY + "DROP TABLE lg_writes",
-        _SQLITE_ONLY + "ALTER TABLE lg_writes_v2 RENAME TO lg_writes",
+        SQLITE_ONLY + "DROP TABLE lg_writes",
+        SQLITE_ONLY + "ALTER TABLE lg_writes_v2 RENAME TO lg_writes",
     ],
 ]
 
 
-def steps_for(dialect: str) -> list[list[str]]:
-    """The migration steps as ``dialect`` runs them."""
-    pg = dialect == "postgresql"
-    fmt = {"c": 'COLLATE "C"', "blob": "BYTEA"} if pg else {"c": "", "blob": "BLOB"}
-    return [
-        [s.format(**fmt) for s in step if not (pg and s.startswith(_SQLITE_ONLY))]
-        for step in _STEPS
-    ]
-
-
 def migrate(backend: Backend) -> None:
     """Create or upgrade the adapter's tables on ``backend`` (idempotent, transactional)."""
-    backend.migrate(COMPONENT, steps_for(backend.dialect))
+    backend.migrate(COMPONENT, STEPS)

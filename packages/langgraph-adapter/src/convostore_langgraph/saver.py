@@ -30,9 +30,11 @@ from convostore import ConversationStore, MemoryValidationError
 from convostore.spi import (
     MAX_INT64,
     Limits,
+    StoreLike,
     Tx,
     check_id,
     check_optional_int,
+    open_store,
     run_in_thread,
     run_sync,
 )
@@ -52,7 +54,6 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from ._open import StoreLike, open_store
 from ._schema import migrate
 
 __all__ = ["ConvostoreSaver"]

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from convostore import ConversationStore, MemoryValidationError
-from convostore.spi import Limits, Tx, check_id, check_int, run_in_thread
+from convostore.spi import Limits, StoreLike, Tx, check_id, check_int, open_store, run_in_thread
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -30,7 +30,6 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from ._open import StoreLike, open_store
 from ._schema import migrate
 
 __all__ = ["ConvostoreStore"]

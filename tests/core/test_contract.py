@@ -1,0 +1,161 @@
+"""The contract between the core and its adapters (ARCHITECTURE.md), checked on the sources:
+adapters import ``convostore`` and ``convostore.spi`` only, never query the core's tables, and
+register their framework entry points instead of being imported by name."""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from pathlib import Path
+
+import convostore
+import pytest
+from convostore import spi
+
+ROOT = Path(__file__).parents[2]
+CORE_SRC = ROOT / "packages" / "core" / "src" / "convostore"
+ADAPTERS = sorted(
+    p for p in (ROOT / "packages").iterdir() if p.name != "core" and (p / "src").is_dir()
+)
+ADAPTER_FILES = sorted(f for a in ADAPTERS for f in (a / "src").rglob("*.py"))
+ALLOWED = {"convostore", "convostore.spi"}
+CORE_TABLES = ("convostore_conversations", "convostore_messages", "convostore_schema")
+
+
+def _core_imports(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        found += [n for n in names if n == "convostore" or n.startswith("convostore.")]
+    return found
+
+
+def test_there_are_adapters_to_check() -> None:
+    assert len(ADAPTERS) >= 4 and len(ADAPTER_FILES) >= 10
+
+
+@pytest.mark.parametrize("path", ADAPTER_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_adapters_import_the_public_api_and_the_spi_only(path: Path) -> None:
+    private = [m for m in _core_imports(path) if m not in ALLOWED]
+    assert private == [], f"{path.name} imports {private}; use convostore or convostore.spi"
+
+
+@pytest.mark.parametrize("path", ADAPTER_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_adapters_never_query_the_core_tables(path: Path) -> None:
+    text = path.read_text()
+    assert [t for t in CORE_TABLES if t in text] == []
+
+
+def test_the_core_imports_no_adapter() -> None:
+    for path in CORE_SRC.rglob("*.py"):
+        text = path.read_text()
+        for adapter in (
+            "convostore_langgraph",
+            "convostore_openai",
+            "convostore_claude",
+            "convostore_crewai",
+        ):
+            assert adapter not in text, f"{path.name} names {adapter}"
+
+
+def test_every_adapter_registers_its_views() -> None:
+    """Each adapter's pyproject names factories that exist in its sources."""
+    for adapter in ADAPTERS:
+        project = tomllib.loads((adapter / "pyproject.toml").read_text())["project"]
+        views = project.get("entry-points", {}).get("convostore.views", {})
+        assert views, f"{adapter.name} registers no convostore.views entry point"
+        for target in views.values():
+            module, func = target.split(":")
+            source = adapter / "src" / Path(*module.split(".")).with_suffix(".py")
+            assert f"def {func}(" in source.read_text(), target
+
+
+def test_the_spi_is_what_architecture_md_names() -> None:
+    assert sorted(spi.__all__) == sorted(
+        [
+            "Backend",
+            "Limits",
+            "MAX_INT64",
+            "POSTGRESQL_ONLY",
+            "SQLITE_ONLY",
+            "StoreLike",
+            "Tx",
+            "WouldBlock",
+            "check_id",
+            "check_int",
+            "check_optional_id",
+            "check_optional_int",
+            "encode_json",
+            "open_store",
+            "run_in_thread",
+            "run_sync",
+        ]
+    )
+    architecture = (ROOT / "ARCHITECTURE.md").read_text()
+    for name in (
+        "Backend",
+        "Tx",
+        "run_sync",
+        "run_in_thread",
+        "open_store",
+        "check_id",
+        "check_int",
+    ):
+        assert f"`{name}`" in architecture
+
+
+def test_the_public_names_of_the_core() -> None:
+    """Pinned, as httpx pins its exports: a name added or removed here is an API change."""
+    assert sorted(convostore.__all__) == sorted(
+        [
+            "AsyncConversationStore",
+            "ConflictError",
+            "ConversationMeta",
+            "ConversationOwnershipError",
+            "ConversationStore",
+            "ConvostoreError",
+            "Limits",
+            "ListConversationsResult",
+            "MemoryQuotaExceededError",
+            "MemoryValidationError",
+            "Message",
+            "MessageIdConflictError",
+            "MessageInput",
+            "MessageNotFoundError",
+            "NotFoundError",
+            "Order",
+            "PromptContext",
+            "Role",
+            "StorageError",
+            "afold_summary",
+            "aprompt_context",
+            "fold_summary",
+            "prompt_context",
+            "responses_item_role",
+            "run_in_thread",
+            "run_sync",
+            "to_anthropic_messages",
+            "to_anthropic_system",
+            "to_openai_input",
+        ]
+    )
+    for name in convostore.__all__:
+        assert getattr(convostore, name) is not None
+    public = {n for n in dir(convostore) if not n.startswith("_")}
+    modules = {
+        "backends",
+        "convert",
+        "errors",
+        "models",
+        "spi",
+        "store",
+        "summary",
+        "threads",
+        "validation",
+    }
+    assert public - set(convostore.__all__) <= modules
