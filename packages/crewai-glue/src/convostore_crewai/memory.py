@@ -144,8 +144,24 @@ def _scope(value: str | None, argument: str = "scope_prefix") -> str | None:
         return None
     if not isinstance(value, str):
         raise MemoryValidationError(f"{argument} must be a str or None, got {type(value).__name__}")
+    _text(argument, value)
     stripped = value.strip("/")
     return "/" + stripped if stripped else "/"
+
+
+def _text(argument: str, value: object) -> None:
+    """Text both databases store alike: no NUL (PostgreSQL's text refuses it), no lone
+    surrogate (UTF-8 cannot hold one)."""
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise MemoryValidationError(f"{argument} must be a str, got {type(value).__name__}")
+    if "\x00" in value:
+        raise MemoryValidationError(f"{argument} must not contain NUL characters")
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        raise MemoryValidationError(f"{argument} is not valid UTF-8 (lone surrogate)") from None
 
 
 class ConvostoreMemoryStorage:
@@ -174,7 +190,11 @@ class ConvostoreMemoryStorage:
             )
         limits = self.store.limits
         check_id(f"{argument}.id", record.id, limits)
-        size = len(record.content.encode("utf-8", "surrogatepass"))
+        for name in ("content", "scope", "source"):
+            _text(f"{argument}.{name}", getattr(record, name))
+        for category in record.categories:
+            _text(f"{argument}.categories[]", category)
+        size = len(record.content.encode("utf-8"))
         if size > limits.max_content_bytes:
             raise MemoryValidationError(
                 f"{argument}.content is {size} bytes; the limit is {limits.max_content_bytes} bytes"
@@ -182,9 +202,14 @@ class ConvostoreMemoryStorage:
         categories = sorted({str(c) for c in record.categories})
         try:
             metadata = json.dumps(record.metadata, ensure_ascii=False, allow_nan=False)
+            metadata.encode()
+        except UnicodeEncodeError:  # lone surrogates: kept as \u escapes
+            metadata = json.dumps(record.metadata, allow_nan=False)
+        except RecursionError:
+            raise MemoryValidationError(f"{argument}.metadata is nested too deeply") from None
         except (TypeError, ValueError) as exc:
             raise MemoryValidationError(f"{argument}.metadata is not JSON: {exc}") from None
-        if len(metadata.encode("utf-8", "surrogatepass")) > limits.max_metadata_bytes:
+        if len(metadata.encode("utf-8")) > limits.max_metadata_bytes:
             raise MemoryValidationError(
                 f"{argument}.metadata is over the limit of {limits.max_metadata_bytes} bytes"
             )
