@@ -113,3 +113,18 @@ def test_a_new_process_reads_what_this_one_reads(tmp_path: Path, cache_size: int
     import json
 
     assert [tuple(m) for m in json.loads(out.stdout)] == here
+
+
+def test_two_reads_never_share_an_object(cstore: ConversationStore) -> None:
+    """A read may hand back the items the caller itself wrote, never the same items twice:
+    what one reader changes in place is invisible to every other read."""
+    saver = ConvostoreSaver(cstore)
+    graph = three_node_graph().compile(checkpointer=saver)
+    cfg: Any = {"configurable": {"thread_id": "t"}}
+    graph.invoke(user("hi", 0), cfg)
+    first = graph.get_state(cfg).values["messages"]
+    second = graph.get_state(cfg).values["messages"]
+    assert all(a is not b for a, b in zip(first, second, strict=True))
+    first[0].content = "CHANGED BY THE FIRST READER"
+    assert second[0].content == "hi"
+    assert graph.get_state(cfg).values["messages"][0].content == "hi"

@@ -53,6 +53,7 @@ from langgraph.checkpoint.base import (
     writes_sort_key,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from pydantic import BaseModel
 
 from ._schema import migrate
 
@@ -119,7 +120,13 @@ _BIG_INT = 1  # msgpack extension type: an int beyond 64 bits, as its decimal te
 class _Head:
     """The last version of a channel this process wrote or read, with its value: a list (the
     base of the next delta), an immutable ``str`` / ``bytes`` or ``_NOVALUE``. ``inline`` is
-    the serialized value when it lives in checkpoint rows (it then has no blob row)."""
+    the serialized value when it lives in checkpoint rows (it then has no blob row).
+
+    A list ``value`` is the saver's own: no caller ever holds its items. ``shared`` is the
+    list whose items the caller last passed to ``put`` (or got from a read), which the next
+    read may hand out again where they still equal the saver's own: no copy for what nobody
+    changed, a copy of the saver's item for what somebody changed in place. It is handed out
+    once; a second read before the next ``put`` gets copies."""
 
     version: str
     value: Any
@@ -127,6 +134,7 @@ class _Head:
     tail: int = 0
     snap: int = 0
     inline: tuple[str, bytes] | None = None
+    shared: list[Any] | None = None
 
 
 class _Heads:
@@ -189,6 +197,22 @@ class _Blob:
     snap: int = 0
     value: Any = None  # the full list, to fall back to a snapshot if the base has gone
     inline: bool = False
+
+
+def _same(mine: Any, theirs: Any) -> bool:
+    """Whether two items hold the same content: ``==``, and for pydantic models (LangChain's
+    messages) a comparison of their fields, twice as fast as the model's own ``__eq__``."""
+    if mine is theirs:
+        return True
+    if type(mine) is not type(theirs):
+        return False
+    if isinstance(mine, BaseModel):
+        return bool(
+            mine.__dict__ == theirs.__dict__
+            and mine.__pydantic_extra__ == theirs.__pydantic_extra__
+            and mine.__pydantic_private__ == theirs.__pydantic_private__
+        )
+    return bool(mine == theirs)
 
 
 def _private_copy(value: Any) -> Any:
@@ -432,7 +456,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 # the caller changed in place (get_state, edit, update_state) compares unequal
                 # and is stored again from there on.
                 for old, new in zip(head.value, value, strict=False):
-                    if old is not new and (type(old) is not type(new) or old != new):
+                    if not _same(old, new):
                         break
                     keep += 1
         whole: tuple[str, bytes] | None = None
@@ -499,7 +523,9 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         A list kept is the saver's own: ``value`` may be the caller's (``put``), so its items
         are copied, except the first ``keep`` of a delta on ``base = (version, keep)``, which
         are the previous head's own items (``_blob_for`` found them equal)."""
+        shared = None
         if type(value) is list:
+            shared = list(value)
             previous = self._heads.get((key[0], key[1], key[2])) if base else None
             if base and previous and previous.version == base[0] and type(previous.value) is list:
                 keep = base[1]
@@ -508,7 +534,24 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 value = _private_copy(value)
         elif type(value) not in (str, bytes) or size > _CACHE_MAX:
             value = _NOVALUE
-        self._heads.set((key[0], key[1], key[2]), _Head(key[3], value, depth, tail, snap))
+        head = _Head(key[3], value, depth, tail, snap, shared=shared)
+        self._heads.set((key[0], key[1], key[2]), head)
+
+    def _hand_out(self, thread_id: str, ns: str, channel: str, own: Any) -> Any:
+        """What a read gives the caller for the head's value ``own``: the items the caller
+        already holds where they still equal the saver's own (one ``==`` each, far cheaper
+        than a copy), copies of the saver's own items elsewhere; a copy of everything when the
+        head has nothing to share."""
+        head = self._heads.get((thread_id, ns, channel))
+        if head is None or head.value is not own or type(own) is not list:
+            return _private_copy(own)
+        shared, head.shared = head.shared, None  # handed out once
+        if shared is None or len(shared) != len(own):
+            return _private_copy(own)
+        return [
+            mine if _same(mine, theirs) else _private_copy(theirs)
+            for mine, theirs in zip(shared, own, strict=True)
+        ]
 
     def _remember_inline(self, key: _BlobKey, type_: str, data: bytes) -> None:
         """Record that the version lives in checkpoint rows, serialized as (type_, data)."""
@@ -644,7 +687,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             # of one read) stay the saver's own, whatever the caller changes in place.
             if blob is None:
                 if key in memo:  # the cached head
-                    values[ch] = _private_copy(memo[key])
+                    values[ch] = self._hand_out(thread_id, ns, ch, memo[key])
                 continue
             if blob.type == "empty":
                 continue
