@@ -22,7 +22,7 @@ from convostore.spi import Limits, check_id
 MAX_KEY_BYTES = 1024
 """The most UTF-8 bytes a ``project_key``, ``session_id`` or ``subpath`` may hold."""
 
-MAX_ID_BYTES = 256  # the core's conversation_id / message_id limit
+MAX_ID_BYTES = Limits().max_id_bytes  # the core's default conversation_id / message_id limit
 _SESSION_BUDGET = 100
 
 
