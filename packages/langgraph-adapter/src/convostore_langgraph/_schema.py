@@ -1,9 +1,18 @@
-"""The adapter's tables. All SQL of the package lives in this module and in the two classes'
-row helpers; it runs through the core backend (``?`` placeholders on SQLite and PostgreSQL)."""
+"""The adapter's tables and the saver's statements, with every difference between the two
+databases in this module; they run through the core backend (``?`` placeholders on SQLite
+and PostgreSQL). (The store's few statements are still in ``store.py``; the saver's simple,
+dialect-free ones are still next to their callers in ``saver.py``.)"""
 
 from __future__ import annotations
 
+import functools
+import json
+from collections.abc import Mapping
+from typing import Any
+
 from convostore.spi import SQLITE_ONLY, Backend
+
+from ._codec import _dump_metadata, _json_default
 
 COMPONENT = "convostore-langgraph"
 
@@ -99,3 +108,124 @@ STEPS: list[list[str]] = [
 def migrate(backend: Backend) -> None:
     """Create or upgrade the adapter's tables on ``backend`` (idempotent, transactional)."""
     backend.migrate(COMPONENT, STEPS)
+
+
+# -- the saver's statements ----------------------------------------------------------------
+
+_CKPT_COLS = "thread_id, ns, checkpoint_id, parent_id, ctype, checkpoint, metadata"
+_BLOB_COLS = "b.thread_id, b.ns, b.channel, b.version, b.type, b.data, b.base, b.keep, b.depth, b.tail, b.snap"
+_CKPT_UPSERT = f"INSERT INTO lg_checkpoints ({_CKPT_COLS}, run_id)"
+_CKPT_CONFLICT = (
+    "ON CONFLICT (thread_id, ns, checkpoint_id) DO UPDATE SET"
+    " parent_id = excluded.parent_id, ctype = excluded.ctype,"
+    " checkpoint = excluded.checkpoint, metadata = excluded.metadata, run_id = excluded.run_id"
+)
+_WRITES_INSERT = (
+    "INSERT INTO lg_writes (thread_id, ns, checkpoint_id, task_id, idx, task_path, channel,"
+    " type, data)"
+)
+_WRITES_IGNORE = "ON CONFLICT (thread_id, ns, checkpoint_id, task_id, idx) DO NOTHING"
+_WRITES_OVERWRITE = (
+    "ON CONFLICT (thread_id, ns, checkpoint_id, task_id, idx) DO UPDATE SET"
+    " channel = excluded.channel, type = excluded.type, data = excluded.data,"
+    " task_path = excluded.task_path"
+)
+_GET = (
+    "SELECT c.thread_id, c.ns, c.checkpoint_id, c.parent_id, c.ctype, c.checkpoint, c.metadata,"
+    " w.task_id, w.channel, w.type, w.data, w.task_path, w.idx FROM {} c"
+    " LEFT JOIN lg_writes w ON w.thread_id = c.thread_id AND w.ns = c.ns"
+    " AND w.checkpoint_id = c.checkpoint_id"
+)
+_GET_BY_ID = _GET.format("lg_checkpoints") + (
+    " WHERE c.thread_id = ? AND c.ns = ? AND c.checkpoint_id = ?"
+)
+_GET_LATEST = _GET.format(
+    "(SELECT * FROM lg_checkpoints WHERE thread_id = ? AND ns = ?"
+    " ORDER BY checkpoint_id DESC LIMIT 1)"
+)
+_BLOB_INSERT = "thread_id, ns, channel, version, type, data, base, keep, depth, tail, snap"
+_BLOB_MARKS = "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+
+
+@functools.cache
+def _insert_sql(head: str, count: int, tail: str, relax: bool) -> str:
+    """``head VALUES (?, ...) tail``; with ``relax`` (PostgreSQL only) the statement also sets
+    ``synchronous_commit=off`` for its transaction, saving a separate ``SET LOCAL``."""
+    marks = ", ".join("?" * count)
+    if relax:
+        return (
+            "WITH relax AS (SELECT set_config('synchronous_commit', 'off', true))"
+            f" {head} SELECT {marks} FROM relax {tail}"
+        )
+    return f"{head} VALUES ({marks}) {tail}"
+
+
+def insert_sql(dialect: str, durable: bool, head: str, count: int, tail: str) -> str:
+    """An insert of ``count`` parameters; not ``durable`` relaxes the commit on PostgreSQL."""
+    return _insert_sql(head, count, tail, not durable and dialect == "postgresql")
+
+
+def _text_param(dialect: str) -> str:
+    """A text parameter compared with stored keys inside a recursive query: PostgreSQL must be
+    told its type and the byte-order collation of the keys."""
+    return 'CAST(? AS TEXT) COLLATE "C"' if dialect == "postgresql" else "?"
+
+
+def fetch_blobs_sql(dialect: str, count: int) -> str:
+    """The blob rows of ``count`` (thread_id, ns, channel, version) keys and every delta base
+    they rest on, in one statement."""
+    mark = f"({', '.join([_text_param(dialect)] * 4)})"
+    return (
+        "WITH RECURSIVE need(thread_id, ns, channel, version) AS ("
+        f" VALUES {', '.join(mark for _ in range(count))}"
+        " UNION SELECT b.thread_id, b.ns, b.channel, b.base FROM lg_blobs b JOIN need n"
+        " ON b.thread_id = n.thread_id AND b.ns = n.ns AND b.channel = n.channel"
+        " AND b.version = n.version WHERE b.base IS NOT NULL)"
+        f" SELECT {_BLOB_COLS} FROM lg_blobs b JOIN need n"
+        " ON b.thread_id = n.thread_id AND b.ns = n.ns AND b.channel = n.channel"
+        " AND b.version = n.version"
+    )
+
+
+def ancestors_sql(dialect: str) -> str:
+    """Up to ``?`` checkpoints up the parent chain from a checkpoint id, nearest first.
+    Parameters: the first id, thread_id, ns, the depth, thread_id, ns."""
+    return (
+        "WITH RECURSIVE chain(checkpoint_id, lvl) AS ("
+        f" SELECT {_text_param(dialect)}, 0"
+        " UNION ALL SELECT c.parent_id, chain.lvl + 1 FROM lg_checkpoints c"
+        " JOIN chain ON c.thread_id = ? AND c.ns = ? AND c.checkpoint_id = chain.checkpoint_id"
+        " WHERE c.parent_id IS NOT NULL AND chain.lvl < ?)"
+        " SELECT c.checkpoint_id, c.parent_id, c.ctype, c.checkpoint, chain.lvl"
+        " FROM chain JOIN lg_checkpoints c ON c.thread_id = ? AND c.ns = ?"
+        " AND c.checkpoint_id = chain.checkpoint_id ORDER BY chain.lvl"
+    )
+
+
+def filter_conditions(dialect: str, filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
+    """Conditions that narrow a metadata filter in SQL to a superset of the matches (the
+    exact test is ``_metadata_matches``, in Python). They never parse another thread's
+    metadata as JSONB on PostgreSQL: a NUL or a lone surrogate in it would fail the query
+    for everyone. There a scalar value narrows by its JSON text (``LIKE``); SQLite's
+    ``json_extract`` accepts any stored text."""
+    where: list[str] = []
+    params: list[Any] = []
+    pg = dialect == "postgresql"
+    for key, value in filter.items():
+        if not isinstance(key, str):
+            raise TypeError(f"filter: metadata keys must be strings, got {key!r}")
+        if pg:
+            if type(value) in (str, int, float, bool):
+                text = f"{_dump_metadata(key)}: {_dump_metadata(value)}"
+                escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                where.append("metadata LIKE ?")
+                params.append(f"%{escaped}%")
+            continue
+        path = '$."' + key.replace('"', '\\"') + '"'
+        if value is None:
+            where.append("json_extract(metadata, ?) IS NULL")
+            params.append(path)
+        else:
+            where.append("json_extract(metadata, ?) = json_extract(?, '$')")
+            params += [path, json.dumps(value, default=_json_default)]
+    return where, params

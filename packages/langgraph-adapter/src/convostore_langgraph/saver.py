@@ -59,7 +59,6 @@ from ._codec import (
     _Blob,
     _BlobRow,
     _checkpoint_id,
-    _dump_metadata,
     _Head,
     _Heads,
     _json_default,
@@ -74,58 +73,30 @@ from ._codec import (
     _thread_id,
     _unpack_ext,
 )
-from ._schema import migrate
+from ._schema import (
+    _BLOB_INSERT,
+    _BLOB_MARKS,
+    _CKPT_COLS,
+    _CKPT_CONFLICT,
+    _CKPT_UPSERT,
+    _GET_BY_ID,
+    _GET_LATEST,
+    _WRITES_IGNORE,
+    _WRITES_INSERT,
+    _WRITES_OVERWRITE,
+    ancestors_sql,
+    fetch_blobs_sql,
+    filter_conditions,
+    insert_sql,
+    migrate,
+)
 
 __all__ = ["ConvostoreSaver"]
 
 R = TypeVar("R")
 _PAGE = 100
 _WALK = 64
-_CKPT_COLS = "thread_id, ns, checkpoint_id, parent_id, ctype, checkpoint, metadata"
-_BLOB_COLS = "b.thread_id, b.ns, b.channel, b.version, b.type, b.data, b.base, b.keep, b.depth, b.tail, b.snap"
 _BlobKey = tuple[str, str, str, str]  # thread_id, ns, channel, version
-_CKPT_UPSERT = f"INSERT INTO lg_checkpoints ({_CKPT_COLS}, run_id)"
-_CKPT_CONFLICT = (
-    "ON CONFLICT (thread_id, ns, checkpoint_id) DO UPDATE SET"
-    " parent_id = excluded.parent_id, ctype = excluded.ctype,"
-    " checkpoint = excluded.checkpoint, metadata = excluded.metadata, run_id = excluded.run_id"
-)
-_WRITES_INSERT = (
-    "INSERT INTO lg_writes (thread_id, ns, checkpoint_id, task_id, idx, task_path, channel,"
-    " type, data)"
-)
-_WRITES_IGNORE = "ON CONFLICT (thread_id, ns, checkpoint_id, task_id, idx) DO NOTHING"
-_WRITES_OVERWRITE = (
-    "ON CONFLICT (thread_id, ns, checkpoint_id, task_id, idx) DO UPDATE SET"
-    " channel = excluded.channel, type = excluded.type, data = excluded.data,"
-    " task_path = excluded.task_path"
-)
-_GET = (
-    "SELECT c.thread_id, c.ns, c.checkpoint_id, c.parent_id, c.ctype, c.checkpoint, c.metadata,"
-    " w.task_id, w.channel, w.type, w.data, w.task_path, w.idx FROM {} c"
-    " LEFT JOIN lg_writes w ON w.thread_id = c.thread_id AND w.ns = c.ns"
-    " AND w.checkpoint_id = c.checkpoint_id"
-)
-_GET_BY_ID = _GET.format("lg_checkpoints") + (
-    " WHERE c.thread_id = ? AND c.ns = ? AND c.checkpoint_id = ?"
-)
-_GET_LATEST = _GET.format(
-    "(SELECT * FROM lg_checkpoints WHERE thread_id = ? AND ns = ?"
-    " ORDER BY checkpoint_id DESC LIMIT 1)"
-)
-_BLOB_INSERT = "thread_id, ns, channel, version, type, data, base, keep, depth, tail, snap"
-_BLOB_MARKS = "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
-
-
-@functools.cache
-def _insert_sql(head: str, count: int, tail: str, relax: bool) -> str:
-    marks = ", ".join("?" * count)
-    if relax:
-        return (
-            "WITH relax AS (SELECT set_config('synchronous_commit', 'off', true))"
-            f" {head} SELECT {marks} FROM relax {tail}"
-        )
-    return f"{head} VALUES ({marks}) {tail}"
 
 
 class ConvostoreSaver(BaseCheckpointSaver[str]):
@@ -232,11 +203,8 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         return [*head, b.base, b.keep, b.depth, b.tail, b.snap]
 
     def _insert(self, head: str, count: int, tail: str) -> str:
-        """``head VALUES (?, ...) tail`` for ``count`` parameters. On PostgreSQL without
-        ``durable_commits`` the statement also sets ``synchronous_commit=off`` for its
-        transaction, saving the round trip of a separate ``SET LOCAL``."""
-        relax = not self.durable_commits and self.backend.dialect == "postgresql"
-        return _insert_sql(head, count, tail, relax)
+        """``head VALUES (?, ...) tail`` for ``count`` parameters (see ``insert_sql``)."""
+        return insert_sql(self.backend.dialect, self.durable_commits, head, count, tail)
 
     def _blob_for(self, thread_id: str, ns: str, channel: str, version: str, value: Any) -> _Blob:
         """How a new version is stored: inline if small, else a delta of the channel's last
@@ -366,21 +334,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         ordered = sorted(keys)
         for start in range(0, len(ordered), 500):
             chunk = ordered[start : start + 500]
-            if self.backend.dialect == "postgresql":
-                mark = '(CAST(? AS TEXT) COLLATE "C", CAST(? AS TEXT) COLLATE "C",'
-                mark += ' CAST(? AS TEXT) COLLATE "C", CAST(? AS TEXT) COLLATE "C")'
-            else:
-                mark = "(?, ?, ?, ?)"
-            sql = (
-                "WITH RECURSIVE need(thread_id, ns, channel, version) AS ("
-                f" VALUES {', '.join(mark for _ in chunk)}"
-                " UNION SELECT b.thread_id, b.ns, b.channel, b.base FROM lg_blobs b JOIN need n"
-                " ON b.thread_id = n.thread_id AND b.ns = n.ns AND b.channel = n.channel"
-                " AND b.version = n.version WHERE b.base IS NOT NULL)"
-                f" SELECT {_BLOB_COLS} FROM lg_blobs b JOIN need n"
-                " ON b.thread_id = n.thread_id AND b.ns = n.ns AND b.channel = n.channel"
-                " AND b.version = n.version"
-            )
+            sql = fetch_blobs_sql(self.backend.dialect, len(chunk))
             params = [p for key in chunk for p in key]
             for r in tx.execute(sql, params):
                 out[(r[0], r[1], r[2], r[3])] = _BlobRow(
@@ -555,34 +509,6 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             return None
         return self._build(loaded[0], memo, remember=True)
 
-    def _filter_sql(self, filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
-        """Conditions that narrow a metadata filter in SQL to a superset of the matches (the
-        exact test is ``_metadata_matches``, in Python). They never parse another thread's
-        metadata as JSONB on PostgreSQL: a NUL or a lone surrogate in it would fail the query
-        for everyone. There a scalar value narrows by its JSON text (``LIKE``); SQLite's
-        ``json_extract`` accepts any stored text."""
-        where: list[str] = []
-        params: list[Any] = []
-        pg = self.backend.dialect == "postgresql"
-        for key, value in filter.items():
-            if not isinstance(key, str):
-                raise TypeError(f"filter: metadata keys must be strings, got {key!r}")
-            if pg:
-                if type(value) in (str, int, float, bool):
-                    text = f"{_dump_metadata(key)}: {_dump_metadata(value)}"
-                    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-                    where.append("metadata LIKE ?")
-                    params.append(f"%{escaped}%")
-                continue
-            path = '$."' + key.replace('"', '\\"') + '"'
-            if value is None:
-                where.append("json_extract(metadata, ?) IS NULL")
-                params.append(path)
-            else:
-                where.append("json_extract(metadata, ?) = json_extract(?, '$')")
-                params += [path, json.dumps(value, default=_json_default)]
-        return where, params
-
     def list(
         self,
         config: RunnableConfig | None,
@@ -613,7 +539,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         check_optional_int("limit", limit, minimum=-MAX_INT64)
         wanted: dict[str, Any] = {}
         if filter:
-            w, p = self._filter_sql(filter)
+            w, p = filter_conditions(self.backend.dialect, filter)
             where += w
             params += p
             # as stored: the metadata went through JSON (tuples are lists, objects are text)
@@ -1010,16 +936,8 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
     ) -> tuple[Sequence[tuple[Any, ...]], Sequence[dict[str, Any]], dict[_BlobKey, _BlobRow], Any]:
         """Up to ``_WALK`` checkpoints up the parent chain from ``first``, with the blobs and
         writes of ``channels`` there: three statements."""
-        cast = 'CAST(? AS TEXT) COLLATE "C"' if self.backend.dialect == "postgresql" else "?"
         chain = tx.execute(
-            "WITH RECURSIVE chain(checkpoint_id, lvl) AS ("
-            f" SELECT {cast}, 0"
-            " UNION ALL SELECT c.parent_id, chain.lvl + 1 FROM lg_checkpoints c"
-            " JOIN chain ON c.thread_id = ? AND c.ns = ? AND c.checkpoint_id = chain.checkpoint_id"
-            " WHERE c.parent_id IS NOT NULL AND chain.lvl < ?)"
-            " SELECT c.checkpoint_id, c.parent_id, c.ctype, c.checkpoint, chain.lvl"
-            " FROM chain JOIN lg_checkpoints c ON c.thread_id = ? AND c.ns = ?"
-            " AND c.checkpoint_id = chain.checkpoint_id ORDER BY chain.lvl",
+            ancestors_sql(self.backend.dialect),
             [first, thread_id, ns, _WALK - 1, thread_id, ns],
         )
         decoded = [self._decode_checkpoint(r[2], bytes(r[3])) for r in chain]
