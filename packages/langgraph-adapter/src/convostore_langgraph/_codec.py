@@ -22,12 +22,12 @@ from pydantic import BaseModel
 
 _NOVALUE: Any = object()  # a head whose value is not kept in memory
 _BlobKey = tuple[str, str, str, str]  # thread_id, ns, channel, version
-_INLINE = (type(None), bool, int, float)
-_INLINE_MAX = 256  # bytes: a serialized value up to this size lives in the checkpoint row
+_PLAIN = (type(None), bool, int, float)
+_IN_ROW_MAX = 256  # bytes: a serialized value up to this size lives in the checkpoint row
 _SIZED = (str, bytes, bytearray, list, tuple, dict, set, frozenset)
 _COMPRESS_MIN = 512  # bytes: a larger checkpoint row is compressed (zlib halves it)
 _CACHE_MAX = 1 << 20
-_INLINE_KEY = "__convostore_inline__"  # plain values (numbers, booleans, None); decoded: all
+_IN_ROW_KEY = "__convostore_inline__"  # values kept in the row (stored name kept); decoded: all
 _TYPED_KEY = "__convostore_typed__"  # serialized small values: {channel: [type, bytes]}
 # msgpack for the skeleton: anything but plain data (datetimes, subclasses...) goes to the serde
 _PACK_OPTS = (
@@ -44,7 +44,7 @@ _BIG_INT = 1  # msgpack extension type: an int beyond 64 bits, as its decimal te
 @dataclass(slots=True)
 class _Head:
     """The last version of a channel this process wrote or read, with its value: a list (the
-    base of the next delta), an immutable ``str`` / ``bytes`` or ``_NOVALUE``. ``inline`` is
+    base of the next delta), an immutable ``str`` / ``bytes`` or ``_NOVALUE``. ``in_row`` is
     the serialized value when it lives in checkpoint rows (it then has no blob row).
 
     A list ``value`` is the saver's own: no caller ever holds its items. ``shared`` is the
@@ -58,7 +58,7 @@ class _Head:
     depth: int = 0
     tail: int = 0
     snap: int = 0
-    inline: tuple[str, bytes] | None = None
+    in_row: tuple[str, bytes] | None = None
     shared: list[Any] | None = None
 
 
@@ -109,7 +109,7 @@ class _BlobRow:
 
 @dataclass(slots=True)
 class _Blob:
-    """A blob row about to be written, or (``inline``) a small value for the checkpoint row."""
+    """A blob row about to be written, or (``in_row``) a small value for the checkpoint row."""
 
     channel: str
     version: str
@@ -121,7 +121,7 @@ class _Blob:
     tail: int = 0
     snap: int = 0
     value: Any = None  # the full list, to fall back to a snapshot if the base has gone
-    inline: bool = False
+    in_row: bool = False
 
 
 def _same(mine: Any, theirs: Any) -> bool:

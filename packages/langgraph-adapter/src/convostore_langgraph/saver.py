@@ -1,7 +1,7 @@
 """``ConvostoreSaver``: a LangGraph checkpointer on a convostore database (SQLite or PostgreSQL).
 
 Storage model: a checkpoint row holds the small channel values (numbers, booleans, ``None``, and
-values the serde turns into at most ``_INLINE_MAX`` bytes), in every checkpoint that holds them.
+values the serde turns into at most ``_IN_ROW_MAX`` bytes), in every checkpoint that holds them.
 Each other (channel, version) is one blob row written once, when the version first appears in
 ``new_versions``, so unchanged channels are never rewritten. A list channel (``messages`` under
 ``add_messages``) that grew from the previous version this process wrote or read is stored as a
@@ -49,11 +49,11 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from ._codec import (
     _CACHE_MAX,
     _COMPRESS_MIN,
-    _INLINE,
-    _INLINE_KEY,
-    _INLINE_MAX,
+    _IN_ROW_KEY,
+    _IN_ROW_MAX,
     _NOVALUE,
     _PACK_OPTS,
+    _PLAIN,
     _SIZED,
     _TYPED_KEY,
     _Blob,
@@ -166,7 +166,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         else by the serde, under the serde's type."""
         skeleton: dict[str, Any] = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         if plain:
-            skeleton[_INLINE_KEY] = plain
+            skeleton[_IN_ROW_KEY] = plain
         if typed:
             skeleton[_TYPED_KEY] = typed
         try:
@@ -178,7 +178,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         return "skeleton", packed
 
     def _decode_checkpoint(self, ctype: str, data: bytes, *, values: bool = True) -> dict[str, Any]:
-        """The stored skeleton, every inline value under ``_INLINE_KEY`` (without ``values``,
+        """The stored skeleton, every value kept in the row under ``_IN_ROW_KEY`` (without ``values``,
         only the plain ones: the typed ones are not deserialized)."""
         if ctype == "skeleton":
             loaded: dict[str, Any] = ormsgpack.unpackb(data, ext_hook=_unpack_ext)
@@ -192,9 +192,9 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             loaded = self.serde.loads_typed((ctype, bytes(data)))
         typed = loaded.pop(_TYPED_KEY, None)
         if typed and values:
-            inline = loaded.setdefault(_INLINE_KEY, {})
+            in_row = loaded.setdefault(_IN_ROW_KEY, {})
             for ch, (type_, blob) in typed.items():
-                inline[ch] = self.serde.loads_typed((type_, blob))
+                in_row[ch] = self.serde.loads_typed((type_, blob))
         return loaded
 
     @staticmethod
@@ -207,8 +207,8 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         return insert_sql(self.backend.dialect, self.durable_commits, head, count, tail)
 
     def _blob_for(self, thread_id: str, ns: str, channel: str, version: str, value: Any) -> _Blob:
-        """How a new version is stored: inline if small, else a delta of the channel's last
-        known list, or whole. Small means at most ``_INLINE_MAX`` bytes serialized; a value
+        """How a new version is stored: in the checkpoint row if small, else a delta of the channel's last
+        known list, or whole. Small means at most ``_IN_ROW_MAX`` bytes serialized; a value
         longer than that, or a list that extends a list stored as a row, is taken as big
         without serializing it (so a growing list is never serialized whole)."""
         head = None
@@ -230,10 +230,10 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                     keep += 1
         whole: tuple[str, bytes] | None = None
         extends = head is not None and 0 < keep == len(head.value)
-        if not extends and not (type(value) in _SIZED and len(value) > _INLINE_MAX):
+        if not extends and not (type(value) in _SIZED and len(value) > _IN_ROW_MAX):
             whole = self.serde.dumps_typed(value)
-            if len(whole[1]) <= _INLINE_MAX:
-                return _Blob(channel, version, *whole, inline=True)
+            if len(whole[1]) <= _IN_ROW_MAX:
+                return _Blob(channel, version, *whole, in_row=True)
         if keep and head is not None:
             type_, data = self.serde.dumps_typed(value[keep:])
             tail = head.tail + len(data)
@@ -256,22 +256,22 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
     def _unchanged(
         self, thread_id: str, ns: str, channel: str, version: str, value: Any
     ) -> _Blob | None:
-        """How an unchanged channel is stored: inline again if its version was inline (every
-        checkpoint holding a small value holds it inline), else nothing (its row exists).
+        """How an unchanged channel is stored: in the row again if its version was kept in the
+        row (every checkpoint holding a small value holds it), else nothing (its blob exists).
         Known from the channel's head, or from the length of ``value`` (``_blob_for``'s rule,
         so a saver without the head decides as the writer did); serialized only when neither
         tells. A value found big then is also offered as a row (``DO NOTHING`` if it
-        is there), in case whoever wrote it inlined a form of it that serialized smaller."""
+        is there), in case whoever wrote it kept in the row a form of it that serialized smaller."""
         head = self._heads.get((thread_id, ns, channel))
         if head is not None and head.version == version:
-            if head.inline is None:
+            if head.in_row is None:
                 return None
-            return _Blob(channel, version, *head.inline, inline=True)
-        if type(value) in _SIZED and len(value) > _INLINE_MAX:
+            return _Blob(channel, version, *head.in_row, in_row=True)
+        if type(value) in _SIZED and len(value) > _IN_ROW_MAX:
             return None
         type_, data = self.serde.dumps_typed(value)
-        if len(data) <= _INLINE_MAX:
-            return _Blob(channel, version, type_, data, inline=True)
+        if len(data) <= _IN_ROW_MAX:
+            return _Blob(channel, version, type_, data, in_row=True)
         return _Blob(channel, version, type_, data, snap=len(data), value=_NOVALUE)
 
     def _remember(
@@ -322,9 +322,9 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             for mine, theirs in zip(shared, own, strict=True)
         ]
 
-    def _remember_inline(self, key: _BlobKey, type_: str, data: bytes) -> None:
+    def _remember_in_row(self, key: _BlobKey, type_: str, data: bytes) -> None:
         """Record that the version lives in checkpoint rows, serialized as (type_, data)."""
-        self._heads.set((key[0], key[1], key[2]), _Head(key[3], _NOVALUE, inline=(type_, data)))
+        self._heads.set((key[0], key[1], key[2]), _Head(key[3], _NOVALUE, in_row=(type_, data)))
 
     # -- reading --------------------------------------------------------------------------
 
@@ -386,10 +386,10 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         for r in rows:
             ckpt = self._decode_checkpoint(r[4], bytes(r[5]))
             decoded.append(ckpt)
-            inline = ckpt.get(_INLINE_KEY, {})
+            in_row = ckpt.get(_IN_ROW_KEY, {})
             for ch, ver in ckpt.get("channel_versions", {}).items():
                 key = (r[0], r[1], ch, str(ver))
-                if ch in inline or key in memo or key in keys:
+                if ch in in_row or key in memo or key in keys:
                     continue
                 head = self._heads.get((r[0], r[1], ch))
                 if head is not None and head.version == key[3] and head.value is not _NOVALUE:
@@ -430,11 +430,11 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
     ) -> CheckpointTuple:
         row, ckpt, blobs, writes = loaded
         thread_id, ns, cid, parent_id = row[0], row[1], row[2], row[3]
-        inline = ckpt.pop(_INLINE_KEY, {})
+        in_row = ckpt.pop(_IN_ROW_KEY, {})
         values: dict[str, Any] = {}
         for ch, ver in ckpt.get("channel_versions", {}).items():
-            if ch in inline:
-                values[ch] = inline[ch]
+            if ch in in_row:
+                values[ch] = in_row[ch]
                 continue
             key = (thread_id, ns, ch, str(ver))
             blob = blobs.get(key)
@@ -609,7 +609,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         # an empty channel needs no row (a version without a blob reads as empty); numbers,
         # booleans and None (plain) and small values (typed) live in the checkpoint row
         with _serializing("checkpoint"):
-            plain, typed, blobs, inlined = self._channel_rows(
+            plain, typed, blobs, kept_in_row = self._channel_rows(
                 thread_id, ns, values, versions, new_versions
             )
             ctype, cdata = self._encode_checkpoint(checkpoint, plain, typed)
@@ -628,8 +628,8 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             sql=sql,
             blobs=blobs,
         )
-        for b in inlined:
-            self._remember_inline((thread_id, ns, b.channel, b.version), b.type, b.data or b"")
+        for b in kept_in_row:
+            self._remember_in_row((thread_id, ns, b.channel, b.version), b.type, b.data or b"")
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -650,9 +650,9 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         plain: dict[str, Any] = {}
         typed: dict[str, tuple[str, bytes]] = {}
         blobs: list[_Blob] = []
-        inlined: list[_Blob] = []
+        kept_in_row: list[_Blob] = []
         for ch, value in values.items():
-            if type(value) in _INLINE:
+            if type(value) in _PLAIN:
                 plain[ch] = value
                 continue
             if ch in new_versions:
@@ -661,12 +661,12 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 blob = self._unchanged(thread_id, ns, ch, str(versions[ch]), value)
             else:
                 continue
-            if blob is not None and blob.inline:
+            if blob is not None and blob.in_row:
                 typed[ch] = (blob.type, blob.data or b"")
-                inlined.append(blob)
+                kept_in_row.append(blob)
             elif blob is not None:
                 blobs.append(blob)
-        return plain, typed, blobs, inlined
+        return plain, typed, blobs, kept_in_row
 
     def _write_checkpoint(
         self,
@@ -943,10 +943,10 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         decoded = [self._decode_checkpoint(r[2], bytes(r[3])) for r in chain]
         keys: set[_BlobKey] = set()
         for ckpt in decoded:
-            inline = ckpt.get(_INLINE_KEY, {})
+            in_row = ckpt.get(_IN_ROW_KEY, {})
             for ch in channels:
                 ver = ckpt.get("channel_versions", {}).get(ch)
-                if ver is not None and ch not in inline:
+                if ver is not None and ch not in in_row:
                     keys.add((thread_id, ns, ch, str(ver)))
         blobs = self._fetch_blobs(tx, keys) if keys else {}
         writes = self._fetch_writes(
@@ -982,13 +982,13 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 if not remaining:
                     break
                 ended: dict[str, Any] = {}
-                inline = ckpt.get(_INLINE_KEY, {})
+                in_row = ckpt.get(_IN_ROW_KEY, {})
                 for ch in remaining:
                     ver = ckpt.get("channel_versions", {}).get(ch)
                     if ver is None:
                         continue
-                    if ch in inline:
-                        ended[ch] = inline[ch]
+                    if ch in in_row:
+                        ended[ch] = in_row[ch]
                         continue
                     key = (thread_id, ns, ch, str(ver))
                     blob = blobs.get(key)
