@@ -3,21 +3,30 @@
 from __future__ import annotations
 
 import json
+import weakref
 
 import ormsgpack
 import pytest
 from convostore import MemoryValidationError
 from convostore_langgraph._codec import (
     _PACK_OPTS,
+    _SOLE,
+    _common_prefix,
+    _exclusive,
+    _hand_out,
     _Head,
     _Heads,
     _metadata_matches,
     _metadata_text,
     _namespace,
+    _own,
+    _own_extended,
     _pack_default,
     _private_copy,
     _same,
     _serializing,
+    _text,
+    _thaw,
     _thread_id,
     _unpack_ext,
 )
@@ -44,6 +53,112 @@ def test_same_sees_nested_edits_and_types() -> None:
     assert not _same(_call(1), _call(2))  # the edit LangGraph's docs show
     assert not _same(HumanMessage("x", id="1"), AIMessage("x", id="1"))
     assert not _same(1, 1.0) and _same([1, "a"], [1, "a"])
+
+
+class _Unequal:
+    def __eq__(self, other: object) -> bool:
+        raise ValueError("ambiguous")  # as a numpy array's == is in a bool context
+
+    __hash__ = object.__hash__
+
+
+def test_an_equality_that_fails_is_a_difference() -> None:
+    odd = _Unequal()
+    assert _same(odd, odd) and not _same(_Unequal(), _Unequal())
+    assert _common_prefix([1, _Unequal(), 3], [1, _Unequal(), 3]) == 1
+
+
+def test_the_common_prefix_of_messages() -> None:
+    mine = [HumanMessage("a", id="1"), _call(1), AIMessage("b", id="2")]
+    theirs = _private_copy(mine)
+    assert _common_prefix(mine, [*theirs, HumanMessage("new")]) == 3
+    theirs[1].tool_calls[0]["args"]["x"] = 2  # a nested edit in place
+    assert _common_prefix(mine, theirs) == 1
+    assert _common_prefix(mine, [mine[0], AIMessage("a", id="1")]) == 1  # another type
+    assert _common_prefix([], mine) == 0
+
+
+def test_runs_give_fresh_equal_objects_and_stay_few() -> None:
+    items, runs = _own([HumanMessage("m0", id="0")])
+    for n in range(1, 300):
+        items, runs = _own_extended(items, runs, len(items), [AIMessage(f"m{n}", id=str(n))])
+        assert runs is not None and len(runs) <= n.bit_length() + 1
+        assert sum(count for count, _ in runs) == len(items)
+    thawed = _thaw(items, runs)
+    assert thawed == items and all(a is not b for a, b in zip(thawed, items, strict=True))
+    # an edit in the middle: the kept prefix, then the new items
+    edited, runs = _own_extended(items, runs, 150, [AIMessage("edited", id="e")])
+    assert _thaw(edited, runs) == [*items[:150], AIMessage("edited", id="e")]
+
+
+def test_what_pickle_cannot_take_is_deep_copied() -> None:
+    items, runs = _own([{"f": lambda: 1, "v": [1]}])  # a lambda: not picklable
+    assert runs is None and items[0]["v"] == [1]
+    assert _thaw(items, runs)[0]["v"] is not items[0]["v"]
+
+
+def test_reference_counts_tell_what_only_the_saver_holds() -> None:
+    assert _SOLE is not None  # CPython: the fast path is on
+    fresh = [_call(1), HumanMessage("hi"), {"a": [1, {"b": 2}]}]
+    assert _exclusive(fresh)
+    for part in (
+        lambda r: r[0],
+        lambda r: r[0].tool_calls,
+        lambda r: r[0].tool_calls[0]["args"],
+        lambda r: r[0].__dict__,
+        lambda r: r[1].additional_kwargs,
+        lambda r: r[2]["a"][1],
+    ):
+        roots = [_call(1), HumanMessage("hi"), {"a": [1, {"b": 2}]}]
+        held = part(roots)
+        assert not _exclusive(roots)
+        del held
+        assert _exclusive(roots)
+    roots = [_call(1)]
+    ref = weakref.ref(roots[0])
+    assert not _exclusive(roots)
+    del ref
+    assert not _exclusive([(1, [2])])  # a kind not known here
+    same = {"x": 1}
+    assert not _exclusive([same, same])  # held twice
+
+
+def test_a_read_gets_the_stored_objects_only_if_nobody_else_holds_them() -> None:
+    heads = _Heads(4)
+
+    def head() -> _Head:
+        own, runs = _own([HumanMessage("hi", id="1"), _call(1)])
+        return _Head("v1", own, runs=runs, shared=[HumanMessage("hi", id="1"), _call(1)])
+
+    h = head()
+    shared = h.shared
+    assert shared is not None
+    handed = _hand_out(heads, h)
+    assert handed is not shared  # the test itself still holds the list
+    assert handed == shared and all(a is not b for a, b in zip(handed, h.value, strict=True))
+    h = head()
+    first = h.shared[0] if h.shared else None
+    assert _hand_out(heads, h)[0] is not first  # the test holds an item
+    del first
+    h = head()
+    stored = [id(item) for item in h.shared or []]
+    handed = _hand_out(heads, h)
+    assert [id(item) for item in handed] == stored and h.shared is None  # handed on, once
+    again = _hand_out(heads, h)
+    assert again == handed and all(a is not b for a, b in zip(again, handed, strict=True))
+    h = head()
+    assert h.shared is not None
+    h.shared[1].tool_calls[0]["args"]["x"] = 2  # changed since it was stored
+    assert _hand_out(heads, h)[1].tool_calls[0]["args"] == {"x": 1}
+
+
+def test_text_and_metadata_rules() -> None:
+    assert _text("task_path", "") == "" and _text("task_path", "p" * 10_000)
+    for bad in ("a\x00", "\ud800", 1):
+        with pytest.raises(MemoryValidationError, match="task_path"):
+            _text("task_path", bad)
+    text = _metadata_text({"name": "é", "odd": "\ud800"})
+    assert "é" in text and "\\ud800" in text  # only the surrogate is escaped
 
 
 def test_the_head_cache_is_bounded_and_drops_threads() -> None:
@@ -84,5 +199,7 @@ def test_a_too_deep_value_is_a_validation_error() -> None:
     deep = pytest.raises(MemoryValidationError, match=r"writes\[0\]: nested too deeply")
     with deep, _serializing("writes[0]"):
         raise RecursionError
+    with pytest.raises(MemoryValidationError, match="x: a lone surrogate"), _serializing("x"):
+        raise TypeError("string contains surrogates")
     with pytest.raises(TypeError, match="other"), _serializing("x"):
         raise TypeError("other")

@@ -1,20 +1,24 @@
-"""Hostile input at the checkpointer's entry points, on every backend: ids with NUL, lone
-surrogates or 1 MiB; huge integers; values nested deeper than Python recurses; another thread's
-data in a filter. Each is the documented ``MemoryValidationError`` (a ``ValueError``) before
-anything is written, the same on memory, SQLite and PostgreSQL; never a raw driver error or a
-``StorageError``. (The store's cases are in ``test_store_hostile.py``.)"""
+"""Hostile input at the checkpointer's entry points, on every backend, by entry point: ids with
+NUL, lone surrogates or 1 MiB; huge integers; values nested deeper than Python recurses; another
+thread's data in a filter; erasure. Each bad input is the documented ``MemoryValidationError`` (a
+``ValueError``) before anything is written, the same on memory, SQLite and PostgreSQL; never a
+raw driver error or a ``StorageError``. (The store's cases are in ``test_store_hostile.py``.)"""
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from convostore import ConversationStore, MemoryValidationError
 from convostore_langgraph import ConvostoreSaver
+from convostore_langgraph._codec import CHECKPOINT_NS_MAX_BYTES, THREAD_ID_MAX_BYTES
 from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.memory import InMemorySaver
 from lg_graphs import three_node_graph, user
 
 BAD_IDS: list[tuple[Any, str]] = [
@@ -25,7 +29,7 @@ BAD_IDS: list[tuple[Any, str]] = [
 BAD_NS: list[tuple[Any, str]] = [
     ("a\x00b", "must not contain NUL"),
     ("\udfff", "lone surrogate"),
-    ("n" * 4096, "must be 1 to 2048 bytes"),
+    ("n" * (CHECKPOINT_NS_MAX_BYTES + 1), f"must be 1 to {CHECKPOINT_NS_MAX_BYTES} bytes"),
 ]
 
 
@@ -41,8 +45,17 @@ def _rows(saver: ConvostoreSaver) -> list[Any]:
         lambda tx: (
             tx.execute("SELECT thread_id, ns, checkpoint_id FROM lg_checkpoints")
             + tx.execute("SELECT thread_id, checkpoint_id, task_id FROM lg_writes")
+            + tx.execute("SELECT thread_id, channel, version FROM lg_blobs")
         )
     )
+
+
+def _refused(saver: ConvostoreSaver, calls: list[Callable[[], Any]], message: str) -> None:
+    before = _rows(saver)
+    for call in calls:
+        with pytest.raises(MemoryValidationError, match=message):
+            call()
+    assert _rows(saver) == before
 
 
 @pytest.fixture
@@ -52,7 +65,17 @@ def seeded(saver: ConvostoreSaver) -> ConvostoreSaver:
     return saver
 
 
-def _every_entry_point(saver: ConvostoreSaver, **cfg: Any) -> list[Any]:
+def _with_channel(channel: str, version: str, value: Any) -> Any:
+    ckpt = empty_checkpoint()
+    ckpt["channel_values"] = {channel: value}
+    ckpt["channel_versions"] = {channel: version}
+    return ckpt
+
+
+# -- ids in a config: every entry point -------------------------------------------------------
+
+
+def _every_entry_point(saver: ConvostoreSaver, **cfg: Any) -> list[Callable[[], Any]]:
     config = _cfg(**cfg)
     ckpt = empty_checkpoint()
     return [
@@ -64,6 +87,7 @@ def _every_entry_point(saver: ConvostoreSaver, **cfg: Any) -> list[Any]:
             [("x", 1)],
             "task",
         ),
+        lambda: saver.get_delta_channel_history(config=config, channels=["messages"]),
     ]
 
 
@@ -71,49 +95,134 @@ def _every_entry_point(saver: ConvostoreSaver, **cfg: Any) -> list[Any]:
 def test_bad_thread_ids_are_refused_everywhere(
     seeded: ConvostoreSaver, value: Any, message: str
 ) -> None:
-    before = _rows(seeded)
-    for call in _every_entry_point(seeded, thread_id=value):
-        with pytest.raises(MemoryValidationError, match=f"thread_id .*{message}"):
-            call()
-    for call in (
+    _refused(seeded, _every_entry_point(seeded, thread_id=value), f"thread_id .*{message}")
+    calls: list[Callable[[], Any]] = [
         lambda: seeded.delete_thread(value),
         lambda: seeded.copy_thread("kept", value),
         lambda: seeded.prune([value]),
-    ):
-        with pytest.raises(MemoryValidationError, match=message):
-            call()
-    assert _rows(seeded) == before
+    ]
+    _refused(seeded, calls, message)
 
 
 @pytest.mark.parametrize(("value", "message"), BAD_NS)
 def test_bad_namespaces_are_refused(seeded: ConvostoreSaver, value: Any, message: str) -> None:
-    before = _rows(seeded)
-    for call in _every_entry_point(seeded, ns=value):
-        with pytest.raises(MemoryValidationError, match=f"checkpoint_ns .*{message}"):
-            call()
-    assert _rows(seeded) == before
+    _refused(seeded, _every_entry_point(seeded, ns=value), f"checkpoint_ns .*{message}")
 
 
 @pytest.mark.parametrize(("value", "message"), BAD_IDS)
 def test_bad_checkpoint_ids_are_refused(seeded: ConvostoreSaver, value: Any, message: str) -> None:
-    before = _rows(seeded)
-    with pytest.raises(MemoryValidationError, match=message):
-        seeded.get_tuple(_cfg(checkpoint_id=value))
-    with pytest.raises(MemoryValidationError, match=message):
-        list(seeded.list(None, before=_cfg(checkpoint_id=value)))
     ckpt = {**empty_checkpoint(), "id": value}
-    with pytest.raises(MemoryValidationError, match=message):
-        seeded.put(_cfg(), ckpt, {}, {})  # type: ignore[arg-type]
-    assert _rows(seeded) == before
+    calls: list[Callable[[], Any]] = [
+        lambda: seeded.get_tuple(_cfg(checkpoint_id=value)),
+        lambda: list(seeded.list(None, before=_cfg(checkpoint_id=value))),
+        lambda: seeded.put(_cfg(), ckpt, {}, {}),  # type: ignore[arg-type]
+        lambda: seeded.put(_cfg(checkpoint_id=value), empty_checkpoint(), {}, {}),
+        lambda: seeded.put_writes(_cfg(checkpoint_id=value), [("x", 1)], "task"),
+    ]
+    _refused(seeded, calls, message)
 
 
 def test_thread_ids_langgraph_accepts_still_work(saver: ConvostoreSaver) -> None:
-    """LangGraph configs may carry an int or a UUID: stored as their text, as LangGraph does."""
+    """LangGraph configs may carry an int or a UUID: stored as their text, as LangGraph's own
+    SqliteSaver and PostgresSaver do."""
     graph = three_node_graph().compile(checkpointer=saver)
     tid = uuid.uuid4()
-    for thread_id in (42, tid, "é" * 128):
+    for thread_id in (42, tid, "é" * 128, "user:chat"):
         graph.invoke(user("hi", 0), {"configurable": {"thread_id": thread_id}})
         assert saver.get_tuple({"configurable": {"thread_id": str(thread_id)}}) is not None
+
+
+def test_the_widest_keys_fit_every_backend(saver: ConvostoreSaver) -> None:
+    """Every id at its documented limit, incompressible: PostgreSQL refused a 2,048-byte
+    checkpoint_ns with 256-byte ids ("index row size exceeds btree maximum 2704")."""
+
+    def at_limit(size: int) -> str:
+        return secrets.token_hex(size // 2)
+
+    thread_id, ns, cid = (at_limit(n) for n in (256, CHECKPOINT_NS_MAX_BYTES, 256))
+    channel, version, task_id = (at_limit(THREAD_ID_MAX_BYTES) for _ in range(3))
+    ckpt = {**_with_channel(channel, version, at_limit(2000)), "id": cid}
+    run_id = at_limit(256)
+    stored = saver.put(
+        _cfg(thread_id, ns, at_limit(256)), ckpt, {"run_id": run_id}, ckpt["channel_versions"]
+    )  # type: ignore[arg-type]
+    saver.put_writes(stored, [(at_limit(256), "value")], task_id, at_limit(5000))
+    got = saver.get_tuple(stored)
+    assert got is not None and got.checkpoint["channel_values"] == ckpt["channel_values"]
+    assert got.pending_writes and got.pending_writes[0][0] == task_id
+    saver.delete_for_runs([run_id])
+    assert saver.get_tuple(stored) is None
+
+
+# -- put -----------------------------------------------------------------------------------
+
+
+def _deep(levels: int) -> Any:
+    value: Any = "bottom"
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(("value", "message"), BAD_IDS)
+def test_put_refuses_bad_channel_names_versions_and_run_ids(
+    seeded: ConvostoreSaver, value: Any, message: str
+) -> None:
+    big = "x" * 1000  # stored in its own row, keyed by channel and version
+    calls: list[Callable[[], Any]] = [
+        lambda: seeded.put(_cfg(), _with_channel(value, "1", big), {}, {value: "1"}),
+        lambda: seeded.put(_cfg(), _with_channel("c", value, big), {}, {"c": value}),
+    ]
+    _refused(seeded, calls, message)
+    if "NUL" not in message:  # LangGraph itself strips NUL from metadata strings
+        calls = [lambda: seeded.put(_cfg(), empty_checkpoint(), {"run_id": value}, {})]
+        _refused(seeded, calls, f"run_id.*{message}")
+
+
+def test_put_refuses_a_lone_surrogate_the_serializer_cannot_take(seeded: ConvostoreSaver) -> None:
+    """A small value lives in the checkpoint row, packed with msgpack: a channel name with a
+    lone surrogate was a raw TypeError."""
+    calls: list[Callable[[], Any]] = [
+        lambda: seeded.put(_cfg(), _with_channel("c\ud800", "1", 1), {}, {"c\ud800": "1"}),
+        lambda: seeded.put(_cfg(), _with_channel("c\ud800", "1", "small"), {}, {"c\ud800": "1"}),
+    ]
+    _refused(seeded, calls, "checkpoint: a lone surrogate")
+
+
+def test_values_nested_deeper_than_python_recurses_are_refused(seeded: ConvostoreSaver) -> None:
+    ckpt = _with_channel("deep", "1", _deep(10_000))
+    calls: list[Callable[[], Any]] = [
+        lambda: seeded.put(_cfg(), ckpt, {}, {"deep": "1"}),
+        lambda: seeded.put(_cfg(), empty_checkpoint(), {"deep": _deep(10_000)}, {}),
+    ]
+    _refused(seeded, calls, "nested too deeply")
+
+
+# -- put_writes ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "message"), BAD_IDS)
+def test_put_writes_refuses_bad_task_ids_and_channels(
+    seeded: ConvostoreSaver, value: Any, message: str
+) -> None:
+    cfg = _cfg(checkpoint_id="c")
+    calls: list[Callable[[], Any]] = [
+        lambda: seeded.put_writes(cfg, [("x", 1)], value),
+        lambda: seeded.put_writes(cfg, [("x", 1), (value, 2)], "task"),
+    ]
+    _refused(seeded, calls, message)
+    if "bytes" not in message:  # a task path has no length limit, only what both databases hold
+        _refused(seeded, [lambda: seeded.put_writes(cfg, [("x", 1)], "task", value)], message)
+
+
+def test_put_writes_refuses_values_nested_too_deeply(seeded: ConvostoreSaver) -> None:
+    call = lambda: seeded.put_writes(  # noqa: E731
+        _cfg(checkpoint_id="c"), [("a", 1), ("b", _deep(10_000))], "task"
+    )
+    _refused(seeded, [call], r"writes\[1\]: nested too deeply")
+
+
+# -- list ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("limit", [2**63, 2**70, -(2**70), True, "10"])
@@ -126,25 +235,10 @@ def test_the_largest_limit_lists_everything(seeded: ConvostoreSaver) -> None:
     assert len(list(seeded.list(None, limit=2**63 - 1))) == len(list(seeded.list(None)))
 
 
-def _deep(levels: int) -> Any:
-    value: Any = "bottom"
-    for _ in range(levels):
-        value = [value]
-    return value
-
-
-def test_values_nested_deeper_than_python_recurses_are_refused(seeded: ConvostoreSaver) -> None:
-    before = _rows(seeded)
-    ckpt = empty_checkpoint()
-    ckpt["channel_values"] = {"deep": _deep(10_000)}
-    ckpt["channel_versions"] = {"deep": "1"}
-    with pytest.raises(MemoryValidationError, match="nested too deeply"):
-        seeded.put(_cfg(), ckpt, {}, {"deep": "1"})
-    with pytest.raises(MemoryValidationError, match="nested too deeply"):
-        seeded.put(_cfg(), empty_checkpoint(), {"deep": _deep(10_000)}, {})
-    with pytest.raises(MemoryValidationError, match=r"writes\[1\]: nested too deeply"):
-        seeded.put_writes(_cfg(checkpoint_id="c"), [("a", 1), ("b", _deep(10_000))], "task")
-    assert _rows(seeded) == before
+@pytest.mark.parametrize("before", [2**70, "\ud800", "a\x00"])
+def test_bad_before_ids_are_refused(seeded: ConvostoreSaver, before: Any) -> None:
+    with pytest.raises(MemoryValidationError, match="before"):
+        list(seeded.list(None, before={"configurable": {"checkpoint_id": before}}))
 
 
 def test_one_threads_metadata_never_breaks_another_threads_filter(
@@ -167,6 +261,62 @@ def test_one_threads_metadata_never_breaks_another_threads_filter(
     evil = list(saver.list(None, filter={"x": {"y": ["nul \x00", "\ud800"]}}))
     assert [t.config["configurable"]["thread_id"] for t in evil] == ["evil"]
     assert evil[0].metadata["x"] == {"y": ["nul \x00", "\ud800"]}
+    saver.put(_cfg("odd"), empty_checkpoint(), {"name": "é\ud800"}, {})  # stored escaped
+    odd = [
+        t.config["configurable"]["thread_id"] for t in saver.list(None, filter={"name": "é\ud800"})
+    ]
+    assert odd == ["odd"]
+
+
+METADATA: dict[str, dict[str, Any]] = {
+    "int": {"step": 1, "name": "plain"},
+    "float": {"step": 1.0, "name": "é"},
+    "bool": {"step": True, "name": "É"},
+    "odd": {"step": 2, "name": "é", "bad": "\ud800", "nul": "a\x00b"},
+    "obj": {"step": 3, "obj": {"a": 1, "b": [1, 2]}, "name": 'quote " and \\ back'},
+    "nested": {"inner": {"step": 1, "name": "é"}},
+}
+FILTERS: list[dict[str, Any]] = [
+    {"step": 1},
+    {"step": 1.0},
+    {"step": True},
+    {"step": 2, "name": "é"},
+    {"name": "é"},
+    {"name": "e"},
+    {"name": "PLAIN"},
+    {"name": 'quote " and \\ back'},
+    {"obj": {"b": [1, 2], "a": 1}},
+    {"nul": "a\x00b"},
+    {"\ud800": 1},
+    {"a\x00": "x"},
+    {"missing": None},
+    {"step": None},
+]
+
+
+@pytest.mark.parametrize("query", FILTERS, ids=[str(i) for i in range(len(FILTERS))])
+def test_filters_match_what_in_memory_saver_matches(saver: ConvostoreSaver, query: Any) -> None:
+    """Equality of top-level values with Python's rules (1 == 1.0 == True, objects by
+    structure), whatever the stored text (escaped surrogates, NUL) and on every backend."""
+    reference = InMemorySaver()
+    for name, metadata in METADATA.items():
+        for s in (saver, reference):
+            s.put(_cfg(name), empty_checkpoint(), metadata, {})  # type: ignore[arg-type]
+
+    def found(s: Any) -> set[str]:
+        return {t.config["configurable"]["thread_id"] for t in s.list(None, filter=query)}
+
+    assert found(saver) == found(reference)
+
+
+def test_huge_integers_in_metadata_and_filters(saver: ConvostoreSaver) -> None:
+    """Stored as JSON (InMemorySaver's serde refuses them); a filter compares them exactly."""
+    saver.put(_cfg("big"), empty_checkpoint(), {"n": 2**70}, {})
+    saver.put(_cfg("near"), empty_checkpoint(), {"n": 2**70 + 1}, {})
+    for n, thread in ((2**70, "big"), (2**70 + 1, "near")):
+        found = [t.config["configurable"]["thread_id"] for t in saver.list(None, filter={"n": n})]
+        assert found == [thread]
+    assert list(saver.list(None, filter={"n": 2**200})) == []
 
 
 def test_a_filter_matches_top_level_keys_only(saver: ConvostoreSaver) -> None:
@@ -177,11 +327,54 @@ def test_a_filter_matches_top_level_keys_only(saver: ConvostoreSaver) -> None:
     ] == ["top"]
 
 
+def test_a_filter_nested_too_deeply_is_refused(seeded: ConvostoreSaver) -> None:
+    with pytest.raises(MemoryValidationError, match="filter: nested too deeply"):
+        list(seeded.list(None, filter={"x": _deep(10_000)}))
+
+
+# -- delete_for_runs, get_delta_channel_history ----------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "message"), BAD_IDS)
+def test_bad_run_ids_and_channel_names_are_refused(
+    seeded: ConvostoreSaver, value: Any, message: str
+) -> None:
+    cfg = _cfg("kept")
+    calls: list[Callable[[], Any]] = [
+        lambda: seeded.delete_for_runs(["fine", value]),
+        lambda: seeded.get_delta_channel_history(config=cfg, channels=["messages", value]),
+    ]
+    _refused(seeded, calls, message)
+
+
+# -- erasure ---------------------------------------------------------------------------------
+
+
 def _copies(path: Path, marker: str) -> int:
     return sum(f.read_bytes().count(marker.encode()) for f in path.parent.glob(path.name + "*"))
 
 
-def test_delete_thread_leaves_no_copy_in_the_files(tmp_path: Path) -> None:
+def _secret_thread(db: Path, saver: ConvostoreSaver, marker: str) -> None:
+    graph = three_node_graph().compile(checkpointer=saver)
+    run: Any = {"configurable": {"thread_id": "secret", "run_id": str(uuid.uuid4())}}
+    graph.invoke(user(f"my code is {marker} " * 20, 0), run)
+    graph.invoke(user("kept thread", 0), {"configurable": {"thread_id": "kept"}})
+    assert _copies(db, marker)
+
+
+ERASING: dict[str, Callable[[ConvostoreSaver], None]] = {
+    "delete_thread": lambda s: s.delete_thread("secret"),
+    "prune_delete": lambda s: s.prune(["secret"], strategy="delete"),
+    "delete_for_runs": lambda s: s.delete_for_runs(
+        [str(t.metadata["run_id"]) for t in s.list(_cfg("secret")) if t.metadata.get("run_id")]
+    ),
+}
+
+
+@pytest.mark.parametrize("erase", list(ERASING), ids=list(ERASING))
+def test_erasing_leaves_no_copy_in_the_files(tmp_path: Path, erase: str) -> None:
+    """No byte of the thread in the database or its WAL, also while another connection to
+    the same file is open (it then holds no snapshot that keeps the old pages)."""
     db = tmp_path / "g.db"
     marker = uuid.uuid4().hex
     with (
@@ -189,16 +382,28 @@ def test_delete_thread_leaves_no_copy_in_the_files(tmp_path: Path) -> None:
         ConversationStore(f"sqlite:///{db}") as store,
     ):
         saver = ConvostoreSaver(store)
-        graph = three_node_graph().compile(checkpointer=saver)
-        cfg: Any = {"configurable": {"thread_id": "secret"}}
-        graph.invoke(user(f"my code is {marker} " * 20, 0), cfg)
-        graph.invoke(user("kept thread", 0), {"configurable": {"thread_id": "kept"}})
-        assert _copies(db, marker)
-        saver.delete_thread("secret")
+        _secret_thread(db, saver, marker)
+        ERASING[erase](saver)
+        assert saver.get_tuple(_cfg("secret")) is None
         assert _copies(db, marker) == 0
-        assert (
-            other.backend.read(lambda tx: tx.execute("SELECT count(*) FROM lg_checkpoints"))[0][0]
-            > 0
-        )
-    control = sqlite3.connect(db)
-    assert control.execute("PRAGMA secure_delete").fetchone() is not None
+        count = other.backend.read(lambda tx: tx.execute("SELECT count(*) FROM lg_checkpoints"))
+        assert count[0][0] > 0  # the other thread is still there
+
+
+def test_the_file_check_can_fail(tmp_path: Path) -> None:
+    """The control: the same delete on a connection with secure_delete off (an SQLite build's
+    default) leaves the marker in the file, so the check above does look at the bytes."""
+    db = tmp_path / "g.db"
+    marker = uuid.uuid4().hex
+    with ConversationStore(f"sqlite:///{db}") as store:
+        _secret_thread(db, ConvostoreSaver(store), marker)
+    raw = sqlite3.connect(db)
+    try:
+        raw.execute("PRAGMA secure_delete=OFF")
+        for table in ("lg_checkpoints", "lg_blobs", "lg_writes"):
+            raw.execute(f"DELETE FROM {table} WHERE thread_id = 'secret'")
+        raw.commit()
+        raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        raw.close()
+    assert _copies(db, marker) > 0

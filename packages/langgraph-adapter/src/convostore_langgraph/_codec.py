@@ -7,12 +7,17 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import gc
 import json
+import operator
 import pickle
+import sys
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import ormsgpack
@@ -21,6 +26,7 @@ from convostore.spi import Limits, check_id
 from pydantic import BaseModel
 
 _NOVALUE: Any = object()  # a head whose value is not kept in memory
+_Runs = tuple[tuple[int, bytes], ...]  # a list's items as consecutive pickled runs: (count, pickle)
 _BlobKey = tuple[str, str, str, str]  # thread_id, ns, channel, version
 _PLAIN = (type(None), bool, int, float)
 _IN_ROW_MAX = 256  # bytes: a serialized value up to this size lives in the checkpoint row
@@ -47,11 +53,10 @@ class _Head:
     base of the next delta), an immutable ``str`` / ``bytes`` or ``_NOVALUE``. ``in_row`` is
     the serialized value when it lives in checkpoint rows (it then has no blob row).
 
-    A list ``value`` is the saver's own: no caller ever holds its items. ``shared`` is the
-    list whose items the caller last passed to ``put`` (or got from a read), which the next
-    read may hand out again where they still equal the saver's own: no copy for what nobody
-    changed, a copy of the saver's item for what somebody changed in place. It is handed out
-    once; a second read before the next ``put`` gets copies."""
+    A list ``value`` is the saver's own: its items are never handed to a caller, who gets
+    fresh objects loaded from ``runs`` (the same items, pickled) instead, or the items of
+    ``shared`` (the list the last ``put`` stored, the caller's objects) when they still equal
+    the saver's and nobody else holds them any more (see ``_exclusive``)."""
 
     version: str
     value: Any
@@ -59,6 +64,7 @@ class _Head:
     tail: int = 0
     snap: int = 0
     in_row: tuple[str, bytes] | None = None
+    runs: _Runs | None = None
     shared: list[Any] | None = None
 
 
@@ -85,6 +91,12 @@ class _Heads:
             self._data.move_to_end(key)
             while len(self._data) > self.size:
                 self._data.popitem(last=False)
+
+    def take_shared(self, head: _Head) -> list[Any] | None:
+        """The head's ``shared`` list, to one reader only."""
+        with self._lock:
+            shared, head.shared = head.shared, None
+        return shared
 
     def drop(self, thread_ids: Sequence[str] | None = None) -> None:
         with self._lock:
@@ -126,18 +138,49 @@ class _Blob:
 
 def _same(mine: Any, theirs: Any) -> bool:
     """Whether two items hold the same content: ``==``, and for pydantic models (LangChain's
-    messages) a comparison of their fields, twice as fast as the model's own ``__eq__``."""
+    messages) a comparison of their fields, twice as fast as the model's own ``__eq__``. An
+    ``==`` that fails (a numpy array's) counts as a difference: the item is stored again."""
     if mine is theirs:
         return True
     if type(mine) is not type(theirs):
         return False
-    if isinstance(mine, BaseModel):
-        return bool(
-            mine.__dict__ == theirs.__dict__
-            and mine.__pydantic_extra__ == theirs.__pydantic_extra__
-            and mine.__pydantic_private__ == theirs.__pydantic_private__
-        )
-    return bool(mine == theirs)
+    try:
+        if isinstance(mine, BaseModel):
+            return bool(
+                mine.__dict__ == theirs.__dict__
+                and mine.__pydantic_extra__ == theirs.__pydantic_extra__
+                and mine.__pydantic_private__ == theirs.__pydantic_private__
+            )
+        return bool(mine == theirs)
+    except Exception:
+        return False
+
+
+_FIELDS = operator.attrgetter("__dict__")
+_MODEL_REST = operator.attrgetter("__pydantic_extra__", "__pydantic_private__")
+
+
+def _common_prefix(mine: list[Any], theirs: list[Any]) -> int:
+    """How many leading items of ``theirs`` are ``_same`` as ``mine``'s. A list of pydantic
+    models (LangChain's messages) that all are is found with list comparisons of their types
+    and fields, twice as fast as a call per item; otherwise item by item."""
+    n = min(len(mine), len(theirs))
+    a, b = mine[:n], theirs[:n]
+    types = list(map(type, a))
+    try:
+        if (
+            types == list(map(type, b))
+            and all(issubclass(t, BaseModel) for t in set(types))
+            and list(map(_FIELDS, a)) == list(map(_FIELDS, b))
+            and list(map(_MODEL_REST, a)) == list(map(_MODEL_REST, b))
+        ):
+            return n
+    except Exception:
+        pass
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        if not _same(x, y):
+            return i
+    return n
 
 
 def _private_copy(value: Any) -> Any:
@@ -147,19 +190,189 @@ def _private_copy(value: Any) -> Any:
     if type(value) in _ATOMIC:
         return value
     try:
-        return pickle.loads(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+        return pickle.loads(_dumps(value))
     except Exception:
         return copy.deepcopy(value)
+
+
+def _dumps(value: Any) -> bytes:
+    return pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+
+
+def _runs_of(items: list[Any]) -> _Runs | None:
+    """``items`` as one pickled run (``None`` if pickle cannot take them)."""
+    try:
+        return ((len(items), _dumps(items)),)
+    except Exception:
+        return None
+
+
+def _thaw(items: list[Any], runs: _Runs | None) -> list[Any]:
+    """Fresh objects equal to the saver's ``items``, loaded from their ``runs`` (half the cost
+    of a copy: the pickling was done once, when the items were kept)."""
+    if runs is None:
+        return list(copy.deepcopy(items))
+    out: list[Any] = []
+    for _, data in runs:
+        out += pickle.loads(data)
+    return out
+
+
+def _own(items: list[Any]) -> tuple[list[Any], _Runs | None]:
+    """A private copy of a caller's ``items``, with its runs."""
+    runs = _runs_of(items)
+    return _thaw(items, runs), runs
+
+
+def _own_extended(
+    items: list[Any], runs: _Runs | None, keep: int, new: list[Any]
+) -> tuple[list[Any], _Runs | None]:
+    """The saver's ``items[:keep]`` followed by a private copy of the caller's ``new``, with
+    their runs: the kept runs, one for ``new``, merged like a binary counter (the runs shrink
+    from left to right), so a read loads at most log2(n) + 1 runs and each item is pickled
+    O(log n) times in all."""
+    tail, tail_runs = _own(new)
+    out = [*items[:keep], *tail]
+    if runs is None or tail_runs is None:
+        return out, None
+    kept: list[tuple[int, bytes]] = []
+    start = 0
+    for count, data in runs:
+        if start + count > keep:
+            break
+        kept.append((count, data))
+        start += count
+    if start < keep:
+        kept.append((keep - start, _dumps(items[start:keep])))
+    if new:
+        kept += tail_runs
+    end = len(out)
+    while len(kept) >= 2 and kept[-2][0] <= kept[-1][0]:
+        count = kept[-2][0] + kept[-1][0]
+        kept[-2:] = [(count, _dumps(out[end - count : end]))]
+    return out, tuple(kept)
 
 
 _ATOMIC = frozenset({str, bytes, int, float, bool, type(None)})
 
 
+# -- handing on what only the saver holds ----------------------------------------------------
+
+_getrefcount = getattr(sys, "getrefcount", None)
+_MODEL_SLOTS = {
+    "__dict__",
+    "__weakref__",
+    "__pydantic_fields_set__",
+    "__pydantic_extra__",
+    "__pydantic_private__",
+}
+
+
+_CONTAINERS = frozenset({list, dict, set})
+
+
+@cache
+def _plain_model(cls: type) -> bool:
+    """A list, dict or set, or a pydantic model whose whole state is its ``__dict__`` and
+    pydantic's own slots."""
+    if cls in _CONTAINERS:
+        return True
+    if not issubclass(cls, BaseModel):
+        return False
+    for klass in cls.__mro__:
+        slots = vars(klass).get("__slots__", ())
+        if not set((slots,) if isinstance(slots, str) else slots) <= _MODEL_SLOTS:
+            return False
+    return True
+
+
+def _exclusive(roots: list[Any], sole: int | None = None) -> bool:
+    """Whether ``roots`` is the only holder of its items, and each mutable object inside them
+    is held by its one container only: then nobody else can reach them, let alone change
+    them, and they may be handed to a reader as they are. Reference counts tell (``sole``:
+    the count this function sees for an object held once, ``_SOLE``); a weak reference, an
+    object held twice or of a kind not known here (not a list, dict, set or plain pydantic
+    model, with immutable leaves) means no. Walked a level at a time, mostly in C."""
+    sole = _SOLE if sole is None else sole
+    if sole is None or _getrefcount is None:
+        return False
+    level = list(roots)
+    while level:
+        if max(map(_getrefcount, level)) > sole or any(map(weakref.getweakrefcount, level)):
+            return False
+        kinds = set(map(type, level))
+        if not all(map(_plain_model, kinds)):
+            return False
+        skip = _ATOMIC.union(map(type, kinds))  # leaves, and the classes (of these metaclasses)
+        level = [o for o in gc.get_referents(*level) if type(o) not in skip]
+    return True
+
+
+class _Probe(BaseModel):
+    calls: list[dict[str, list[int]]]
+
+
+def _calibrate() -> int | None:
+    """``_SOLE``, found on probes: a fresh one passes ``_exclusive``, and one more reference
+    to any object in it (or a weak reference) fails it. ``None`` (reads always copy) where
+    reference counts do not tell that, as on PyPy."""
+    if _getrefcount is None:
+        return None
+
+    def probe() -> list[Any]:
+        return [_Probe(calls=[{"a": [1]}])]
+
+    def part(roots: list[Any], index: int) -> Any:
+        m = roots[0]
+        return [m, m.__dict__, m.__pydantic_fields_set__, m.calls, m.calls[0], m.calls[0]["a"]][
+            index
+        ]
+
+    for sole in range(1, 8):
+        if not _exclusive(probe(), sole):
+            continue
+        failed = True
+        for index in range(6):
+            roots = probe()
+            held = part(roots, index)
+            failed = failed and not _exclusive(roots, sole)
+            del held
+        roots = probe()
+        ref = weakref.ref(roots[0])
+        failed = failed and not _exclusive(roots, sole)
+        del ref
+        return sole if failed else None
+    return None
+
+
+_SOLE = _calibrate()
+
+
+def _hand_out(heads: _Heads, head: _Head) -> list[Any]:
+    """What a read gives the caller for the head's list: the list the last ``put`` stored if
+    it still equals the saver's own and only the saver holds it and its items (no copy: a
+    graph's next invoke after the last one's result was dropped), else fresh objects loaded
+    from the runs."""
+    box = [heads.take_shared(head)]  # the list's one holder, so that it is checked too
+    own = head.value
+    if (
+        box[0] is not None
+        and len(box[0]) == len(own)
+        and _exclusive(box)
+        and _common_prefix(own, box[0]) == len(own)
+    ):
+        return box[0]
+    return _thaw(own, head.runs)
+
+
 THREAD_ID_MAX_BYTES = 256
-"""thread_id and checkpoint_id: at most this many UTF-8 bytes (the core's id limit)."""
-CHECKPOINT_NS_MAX_BYTES = 2048
-"""checkpoint_ns (it grows with subgraph nesting): at most this many UTF-8 bytes, so that
-(thread_id, checkpoint_ns, checkpoint_id) fits a PostgreSQL index row."""
+"""thread_id, checkpoint_id, task_id, run_id, channel names and versions: at most this many
+UTF-8 bytes (the core's id limit)."""
+CHECKPOINT_NS_MAX_BYTES = 1536
+"""checkpoint_ns (it grows with subgraph nesting): at most this many UTF-8 bytes, so that the
+widest key, (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) or (thread_id,
+checkpoint_ns, channel, version), fits a PostgreSQL index row (2,704 bytes) with every part
+at its limit."""
 _ID_LIMITS = Limits(max_id_bytes=THREAD_ID_MAX_BYTES)
 _NS_LIMITS = Limits(max_id_bytes=CHECKPOINT_NS_MAX_BYTES)
 
@@ -183,29 +396,56 @@ def _checkpoint_id(value: object, name: str = "checkpoint_id") -> str | None:
     return None if value is None or value == "" else check_id(name, value, _ID_LIMITS)
 
 
+def _key(name: str, value: object) -> str:
+    """A task id, run id, channel name or version: the id rules."""
+    return check_id(name, value, _ID_LIMITS)
+
+
+def _text(name: str, value: object) -> str:
+    """Stored text of any length (a task path): a str both databases hold (no NUL, no lone
+    surrogate)."""
+    if not isinstance(value, str):
+        raise MemoryValidationError(
+            f"{name} must be a str, got {type(value).__name__}", argument=name
+        )
+    if "\x00" in value:
+        raise MemoryValidationError(f"{name} must not contain NUL characters", argument=name)
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        raise MemoryValidationError(
+            f"{name} is not valid UTF-8 (lone surrogate)", argument=name
+        ) from None
+    return value
+
+
 @contextlib.contextmanager
 def _serializing(argument: str) -> Iterator[None]:
-    """Serializer failures that mean bad input (a value nested deeper than Python recurses)
-    as the documented ``MemoryValidationError``, before anything is written."""
+    """Serializer failures that mean bad input, as the documented ``MemoryValidationError``
+    before anything is written: a value nested deeper than Python recurses (ormsgpack reports
+    its own depth limit as a ``TypeError``), a lone surrogate where msgpack needs UTF-8 (a
+    channel name, a dict key)."""
     try:
         yield
-    except (RecursionError, TypeError) as exc:
-        # ormsgpack reports its own depth limit as a TypeError
-        if isinstance(exc, TypeError) and "Recursion limit" not in str(exc):
+    except (RecursionError, TypeError, UnicodeEncodeError) as exc:
+        text = str(exc)
+        if isinstance(exc, RecursionError) or "Recursion limit" in text:
+            problem = "nested too deeply to serialize"
+        elif "surrogates" in text:
+            problem = "a lone surrogate where the serializer needs valid UTF-8"
+        else:
             raise
-        raise MemoryValidationError(
-            f"{argument}: nested too deeply to serialize", argument=argument
-        ) from None
+        raise MemoryValidationError(f"{argument}: {problem}", argument=argument) from None
 
 
 def _metadata_text(metadata: Mapping[str, Any]) -> str:
-    """The metadata as stored: JSON text, with lone surrogates escaped (the databases store
-    UTF-8, which cannot hold them)."""
+    """The metadata as stored: JSON text, with lone surrogates as ``\\udXXX`` escapes (the
+    databases store UTF-8, which cannot hold them); nothing else escaped."""
     text = _dump_metadata(metadata)
     try:
         text.encode()
     except UnicodeEncodeError:
-        text = json.dumps(metadata, default=_json_default)
+        text = text.encode("utf-8", "backslashreplace").decode()
     return text
 
 

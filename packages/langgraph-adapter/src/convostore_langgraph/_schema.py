@@ -6,13 +6,12 @@ dialect-free ones are still next to their callers in ``saver.py``.)"""
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from convostore.spi import SQLITE_ONLY, Backend
 
-from ._codec import _dump_metadata, _json_default
+from ._codec import _dump_metadata
 
 COMPONENT = "convostore-langgraph"
 
@@ -202,30 +201,32 @@ def ancestors_sql(dialect: str) -> str:
     )
 
 
-def filter_conditions(dialect: str, filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
-    """Conditions that narrow a metadata filter in SQL to a superset of the matches (the
-    exact test is ``_metadata_matches``, in Python). They never parse another thread's
-    metadata as JSONB on PostgreSQL: a NUL or a lone surrogate in it would fail the query
-    for everyone. There a scalar value narrows by its JSON text (``LIKE``); SQLite's
-    ``json_extract`` accepts any stored text."""
-    where: list[str] = []
-    params: list[Any] = []
-    pg = dialect == "postgresql"
+def filter_conditions(filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
+    """A condition that narrows a metadata filter in SQL to a superset of the matches (the
+    exact test is ``_metadata_matches``, in Python), the same on SQLite and PostgreSQL and
+    unable to fail on any stored text: it never parses stored metadata (PostgreSQL's
+    ``jsonb`` refuses a NUL or a lone surrogate, which would fail the query for every
+    thread). A row matches when its JSON text holds ``"key": value`` for each string value and
+    ``"key": `` for each number or boolean (``1`` equals ``1.0`` and ``True``), or when it
+    holds a ``\\u`` escape (then a value may be written otherwise). ``None``, objects and
+    arrays, and terms that cannot be sent (a lone surrogate), narrow nothing."""
+    terms: list[str] = []
     for key, value in filter.items():
         if not isinstance(key, str):
             raise TypeError(f"filter: metadata keys must be strings, got {key!r}")
-        if pg:
-            if type(value) in (str, int, float, bool):
-                text = f"{_dump_metadata(key)}: {_dump_metadata(value)}"
-                escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-                where.append("metadata LIKE ?")
-                params.append(f"%{escaped}%")
-            continue
-        path = '$."' + key.replace('"', '\\"') + '"'
-        if value is None:
-            where.append("json_extract(metadata, ?) IS NULL")
-            params.append(path)
+        if isinstance(value, str):
+            text = f"{_dump_metadata(key)}: {_dump_metadata(value)}"
+        elif isinstance(value, (int, float)):
+            text = f"{_dump_metadata(key)}: "
         else:
-            where.append("json_extract(metadata, ?) = json_extract(?, '$')")
-            params += [path, json.dumps(value, default=_json_default)]
-    return where, params
+            continue
+        try:
+            text.encode()
+        except UnicodeEncodeError:
+            continue
+        terms.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+    if not terms:
+        return [], []
+    like = "metadata LIKE ? ESCAPE '\\'"
+    either = f"({like} OR ({' AND '.join(like for _ in terms)}))"
+    return [either], ["%\\\\u%", *terms]

@@ -55,21 +55,29 @@ from ._codec import (
     _PACK_OPTS,
     _PLAIN,
     _SIZED,
+    _SOLE,
     _TYPED_KEY,
     _Blob,
     _BlobRow,
     _checkpoint_id,
+    _common_prefix,
+    _hand_out,
     _Head,
     _Heads,
     _json_default,
+    _key,
     _load_metadata,
     _metadata_matches,
     _metadata_text,
     _namespace,
+    _own,
+    _own_extended,
     _pack_default,
     _private_copy,
-    _same,
+    _runs_of,
     _serializing,
+    _text,
+    _thaw,
     _thread_id,
     _unpack_ext,
 )
@@ -224,10 +232,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 # The head's items are the saver's own copies, which no caller holds: an item
                 # the caller changed in place (get_state, edit, update_state) compares unequal
                 # and is stored again from there on.
-                for old, new in zip(head.value, value, strict=False):
-                    if not _same(old, new):
-                        break
-                    keep += 1
+                keep = _common_prefix(head.value, value)
         whole: tuple[str, bytes] | None = None
         extends = head is not None and 0 < keep == len(head.value)
         if not extends and not (type(value) in _SIZED and len(value) > _IN_ROW_MAX):
@@ -291,36 +296,25 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
 
         A list kept is the saver's own: ``value`` may be the caller's (``put``), so its items
         are copied, except the first ``keep`` of a delta on ``base = (version, keep)``, which
-        are the previous head's own items (``_blob_for`` found them equal)."""
-        shared = None
+        are the previous head's own items (``_blob_for`` found them equal). The caller's list
+        is kept too, as ``shared``: the next read hands it on if by then nobody else holds it
+        (``_hand_out``)."""
+        if self._heads.size <= 0:
+            return
+        runs = shared = None
         if type(value) is list:
-            shared = list(value)
+            shared = list(value) if _SOLE is not None else None  # see _hand_out
             previous = self._heads.get((key[0], key[1], key[2])) if base else None
             if base and previous and previous.version == base[0] and type(previous.value) is list:
-                keep = base[1]
-                value = [*previous.value[:keep], *_private_copy(value[keep:])]
+                value, runs = _own_extended(
+                    previous.value, previous.runs, base[1], value[base[1] :]
+                )
             else:
-                value = _private_copy(value)
+                value, runs = _own(value)
         elif type(value) not in (str, bytes) or size > _CACHE_MAX:
             value = _NOVALUE
-        head = _Head(key[3], value, depth, tail, snap, shared=shared)
+        head = _Head(key[3], value, depth, tail, snap, runs=runs, shared=shared)
         self._heads.set((key[0], key[1], key[2]), head)
-
-    def _hand_out(self, thread_id: str, ns: str, channel: str, own: Any) -> Any:
-        """What a read gives the caller for the head's value ``own``: the items the caller
-        already holds where they still equal the saver's own (one ``==`` each, far cheaper
-        than a copy), copies of the saver's own items elsewhere; a copy of everything when the
-        head has nothing to share."""
-        head = self._heads.get((thread_id, ns, channel))
-        if head is None or head.value is not own or type(own) is not list:
-            return _private_copy(own)
-        shared, head.shared = head.shared, None  # handed out once
-        if shared is None or len(shared) != len(own):
-            return _private_copy(own)
-        return [
-            mine if _same(mine, theirs) else _private_copy(theirs)
-            for mine, theirs in zip(shared, own, strict=True)
-        ]
 
     def _remember_in_row(self, key: _BlobKey, type_: str, data: bytes) -> None:
         """Record that the version lives in checkpoint rows, serialized as (type_, data)."""
@@ -438,24 +432,37 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 continue
             key = (thread_id, ns, ch, str(ver))
             blob = blobs.get(key)
-            # What the caller gets is a copy: the head and the memo (shared by the checkpoints
-            # of one read) stay the saver's own, whatever the caller changes in place.
+            # What the caller gets is objects nobody else holds: the head and the memo (shared
+            # by the checkpoints of one read) stay the saver's own, whatever the caller changes.
             if blob is None:
                 if key in memo:  # the cached head
-                    values[ch] = self._hand_out(thread_id, ns, ch, memo[key])
+                    head = self._heads.get((thread_id, ns, ch))
+                    own = memo[key]
+                    if head is not None and head.value is own and type(own) is list:
+                        values[ch] = _hand_out(self._heads, head)
+                    else:
+                        values[ch] = _private_copy(own)
                 continue
             if blob.type == "empty":
                 continue
             value = self._value(key, blobs, memo)
-            values[ch] = _private_copy(value)
-            if remember:
-                size = len(blob.data or b"")
-                self._heads.set(
-                    (thread_id, ns, ch),
-                    _Head(key[3], value, blob.depth, blob.tail, blob.snap)
-                    if type(value) is list or (type(value) in (str, bytes) and size <= _CACHE_MAX)
-                    else _Head(key[3], _NOVALUE, blob.depth, blob.tail, blob.snap),
-                )
+            if not remember:
+                values[ch] = _private_copy(value)
+                continue
+            size = len(blob.data or b"")
+            kept: Any = _NOVALUE
+            runs = None
+            if type(value) is list:
+                kept, runs = value, _runs_of(value)
+                values[ch] = _thaw(value, runs)
+            else:
+                values[ch] = _private_copy(value)
+                if type(value) in (str, bytes) and size <= _CACHE_MAX:
+                    kept = value
+            self._heads.set(
+                (thread_id, ns, ch),
+                _Head(key[3], kept, blob.depth, blob.tail, blob.snap, runs=runs),
+            )
         ckpt["channel_values"] = values
         if len(writes) > 1:
             writes = sorted(writes, key=lambda w: writes_sort_key(w[4], w[0], w[5]))
@@ -539,13 +546,14 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         check_optional_int("limit", limit, minimum=-MAX_INT64)
         wanted: dict[str, Any] = {}
         if filter:
-            w, p = filter_conditions(self.backend.dialect, filter)
+            w, p = filter_conditions(filter)
             where += w
             params += p
             # as stored: the metadata went through JSON (tuples are lists, objects are text)
-            wanted = {
-                k: json.loads(json.dumps(v, default=_json_default)) for k, v in filter.items()
-            }
+            with _serializing("filter"):
+                wanted = {
+                    k: json.loads(json.dumps(v, default=_json_default)) for k, v in filter.items()
+                }
         if limit is not None and limit <= 0:
             return
         remaining = limit
@@ -616,6 +624,8 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             md = get_checkpoint_metadata(config, metadata)
             md_text = _metadata_text(md)
         run_id = md.get("run_id")
+        if isinstance(run_id, str):
+            _key("metadata['run_id']", run_id)
         sql = self._insert(_CKPT_UPSERT, 8, _CKPT_CONFLICT)
         self._write_checkpoint(
             thread_id=thread_id,
@@ -665,6 +675,8 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 typed[ch] = (blob.type, blob.data or b"")
                 kept_in_row.append(blob)
             elif blob is not None:
+                _key("channel", ch)  # both are in the blob row's key
+                _key(f"version of channel {ch!r}", blob.version)
                 blobs.append(blob)
         return plain, typed, blobs, kept_in_row
 
@@ -752,8 +764,11 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         cid = _checkpoint_id(conf.get("checkpoint_id"))
         if cid is None:
             raise MemoryValidationError("checkpoint_id is required", argument="checkpoint_id")
+        task_id = _key("task_id", task_id)
+        task_path = _text("task_path", task_path)
         rows = []
         for i, (channel, value) in enumerate(writes):
+            _key(f"writes[{i}] channel", channel)
             with _serializing(f"writes[{i}]"):
                 type_, data = self.serde.dumps_typed(value)
             idx = WRITES_IDX_MAP.get(channel, i)
@@ -811,7 +826,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         and namespace, and the blobs nothing needs any more. Other runs are untouched."""
         if isinstance(run_ids, str):
             raise TypeError("run_ids must be a sequence of run ids, not one string")
-        ids = [str(r) for r in run_ids]
+        ids = [_key("run_ids[]", str(r)) for r in run_ids]
         if not ids:
             return
 
@@ -961,6 +976,8 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         statement (a recursive query), not one ``get_tuple`` per ancestor."""
         if not channels:
             return {}
+        for ch in channels:
+            _key("channels[]", ch)
         conf = config["configurable"]
         thread_id = _thread_id(conf.get("thread_id"))
         ns = _namespace(conf.get("checkpoint_ns"))
