@@ -90,6 +90,7 @@ def test_the_spi_is_what_architecture_md_names() -> None:
             "check_int",
             "check_optional_id",
             "check_optional_int",
+            "check_text",
             "encode_json",
             "open_store",
             "run_in_thread",

@@ -93,6 +93,20 @@ def test_existing_message_ids(store: ConversationStore) -> None:
         ("delete_conversations", {"id_prefix": "a\x00"}, "id_prefix"),
         ("existing_message_ids", {"conversation_id": "c", "message_ids": "m1"}, "message_ids"),
         ("existing_message_ids", {"conversation_id": "c", "message_ids": [1]}, "message_ids"),
+        ("find_conversations", {"id_prefix": "p" * (1 << 20)}, "id_prefix must be 1 to 256"),
+        ("find_conversations", {"id_prefix": "p", "user_id": "u\x00"}, "user_id"),
+        ("delete_conversations", {"conversation_ids": ["\ud800"]}, "conversation_ids"),
+        ("delete_conversations", {"conversation_ids": [2**70]}, "conversation_ids"),
+        (
+            "existing_message_ids",
+            {"conversation_id": "c", "message_ids": ["m" * (1 << 20)]},
+            "message_ids",
+        ),
+        (
+            "existing_message_ids",
+            {"conversation_id": "c\x00", "message_ids": []},
+            "conversation_id",
+        ),
     ],
 )
 def test_bad_arguments_are_refused(
@@ -145,3 +159,18 @@ def test_a_delete_racing_appends_leaves_no_orphan_messages(shared_url: str) -> N
         for meta in store.find_conversations(id_prefix="s/"):
             stored = store.get_history(conversation_id=meta.conversation_id)
             assert meta.message_count == len(stored)
+
+
+def test_another_users_conversation_is_out_of_reach(
+    store: ConversationStore, snapshot: Snapshot
+) -> None:
+    store.append_message(
+        conversation_id="c", role="user", content="x", user_id="alice", message_id="m1"
+    )
+    before = snapshot(store)
+    with pytest.raises(ConversationOwnershipError):
+        store.existing_message_ids(conversation_id="c", message_ids=["m1"], user_id="mallory")
+    with pytest.raises(ConversationOwnershipError):
+        store.delete_conversations(conversation_ids=["c"], user_id="mallory")
+    assert store.find_conversations(id_prefix="c", user_id="mallory") == []
+    assert snapshot(store) == before

@@ -285,3 +285,20 @@ def test_errors_name_their_argument_and_batch_position(store: ConversationStore)
         "limit",
         " must be between 1 and 100, got 0",
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("a\x00b", "must not contain NUL"),
+        ("\ud800", r"is not valid UTF-8 \(lone surrogate\)"),
+        (b"bytes", "must be a str, got bytes"),
+        (None, "must be a str, got NoneType"),
+    ],
+)
+def test_check_text_is_the_id_rule_without_a_length(value: object, message: str) -> None:
+    from convostore.spi import check_text
+
+    with pytest.raises(MemoryValidationError, match=f"note {message}"):
+        check_text("note", value)
+    assert check_text("note", "") == "" and len(check_text("note", "x" * (1 << 20))) == 1 << 20

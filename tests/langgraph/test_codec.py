@@ -8,6 +8,7 @@ import weakref
 import ormsgpack
 import pytest
 from convostore import MemoryValidationError
+from convostore.spi import check_text
 from convostore_langgraph._codec import (
     _PACK_OPTS,
     _SOLE,
@@ -25,7 +26,6 @@ from convostore_langgraph._codec import (
     _private_copy,
     _same,
     _serializing,
-    _text,
     _thaw,
     _thread_id,
     _unpack_ext,
@@ -153,10 +153,10 @@ def test_a_read_gets_the_stored_objects_only_if_nobody_else_holds_them() -> None
 
 
 def test_text_and_metadata_rules() -> None:
-    assert _text("task_path", "") == "" and _text("task_path", "p" * 10_000)
+    assert check_text("task_path", "") == "" and check_text("task_path", "p" * 10_000)
     for bad in ("a\x00", "\ud800", 1):
         with pytest.raises(MemoryValidationError, match="task_path"):
-            _text("task_path", bad)
+            check_text("task_path", bad)
     text = _metadata_text({"name": "é", "odd": "\ud800"})
     assert "é" in text and "\\ud800" in text  # only the surrogate is escaped
 

@@ -25,6 +25,7 @@ from .validation import (
     check_int,
     check_optional_id,
     check_optional_int,
+    check_text,
     encode_json,
 )
 
@@ -41,6 +42,7 @@ __all__ = [
     "check_int",
     "check_optional_id",
     "check_optional_int",
+    "check_text",
     "encode_json",
     "open_store",
     "run_in_thread",

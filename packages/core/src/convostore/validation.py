@@ -26,8 +26,14 @@ class Limits:
     max_page_size: int = 100
 
 
-def check_id(name: str, value: object, limits: Limits) -> str:
-    """An id is a non-empty str of at most ``max_id_bytes`` UTF-8 bytes without NUL."""
+def check_text(name: str, value: object) -> str:
+    """Text both databases store alike, of any length: a str without NUL (PostgreSQL's text
+    refuses it) or lone surrogates (UTF-8 cannot hold one)."""
+    return _text_and_size(name, value)[0]
+
+
+def _text_and_size(name: str, value: object) -> tuple[str, int]:
+    """``check_text``'s rule, and the value's size in UTF-8 bytes."""
     if not isinstance(value, str):
         raise MemoryValidationError(
             f"{name} must be a str, got {type(value).__name__}", argument=name
@@ -38,14 +44,20 @@ def check_id(name: str, value: object, limits: Limits) -> str:
         raise MemoryValidationError(
             f"{name} is not valid UTF-8 (lone surrogate)", argument=name
         ) from None
+    if "\x00" in value:
+        raise MemoryValidationError(f"{name} must not contain NUL characters", argument=name)
+    return value, size
+
+
+def check_id(name: str, value: object, limits: Limits) -> str:
+    """An id is a non-empty str of at most ``max_id_bytes`` UTF-8 bytes without NUL."""
+    text, size = _text_and_size(name, value)
     if not 1 <= size <= limits.max_id_bytes:
         raise MemoryValidationError(
             f"{name} must be 1 to {limits.max_id_bytes} bytes of UTF-8, got {size} bytes",
             argument=name,
         )
-    if "\x00" in value:
-        raise MemoryValidationError(f"{name} must not contain NUL characters", argument=name)
-    return value
+    return text
 
 
 def check_optional_id(name: str, value: object, limits: Limits) -> str | None:

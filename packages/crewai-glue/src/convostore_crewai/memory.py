@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from convostore import MemoryValidationError
-from convostore.spi import Tx, check_id, check_int, run_in_thread
+from convostore.spi import Tx, check_id, check_int, check_text, run_in_thread
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
 from . import _memory_sql as sql
@@ -144,24 +144,9 @@ def _scope(value: str | None, argument: str = "scope_prefix") -> str | None:
         return None
     if not isinstance(value, str):
         raise MemoryValidationError(f"{argument} must be a str or None, got {type(value).__name__}")
-    _text(argument, value)
+    check_text(argument, value)
     stripped = value.strip("/")
     return "/" + stripped if stripped else "/"
-
-
-def _text(argument: str, value: object) -> None:
-    """Text both databases store alike: no NUL (PostgreSQL's text refuses it), no lone
-    surrogate (UTF-8 cannot hold one)."""
-    if value is None:
-        return
-    if not isinstance(value, str):
-        raise MemoryValidationError(f"{argument} must be a str, got {type(value).__name__}")
-    if "\x00" in value:
-        raise MemoryValidationError(f"{argument} must not contain NUL characters")
-    try:
-        value.encode()
-    except UnicodeEncodeError:
-        raise MemoryValidationError(f"{argument} is not valid UTF-8 (lone surrogate)") from None
 
 
 class ConvostoreMemoryStorage:
@@ -191,9 +176,10 @@ class ConvostoreMemoryStorage:
         limits = self.store.limits
         check_id(f"{argument}.id", record.id, limits)
         for name in ("content", "scope", "source"):
-            _text(f"{argument}.{name}", getattr(record, name))
+            if getattr(record, name) is not None:
+                check_text(f"{argument}.{name}", getattr(record, name))
         for category in record.categories:
-            _text(f"{argument}.categories[]", category)
+            check_text(f"{argument}.categories[]", category)
         size = len(record.content.encode("utf-8"))
         if size > limits.max_content_bytes:
             raise MemoryValidationError(

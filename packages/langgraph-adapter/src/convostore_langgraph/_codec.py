@@ -401,24 +401,6 @@ def _key(name: str, value: object) -> str:
     return check_id(name, value, _ID_LIMITS)
 
 
-def _text(name: str, value: object) -> str:
-    """Stored text of any length (a task path): a str both databases hold (no NUL, no lone
-    surrogate)."""
-    if not isinstance(value, str):
-        raise MemoryValidationError(
-            f"{name} must be a str, got {type(value).__name__}", argument=name
-        )
-    if "\x00" in value:
-        raise MemoryValidationError(f"{name} must not contain NUL characters", argument=name)
-    try:
-        value.encode()
-    except UnicodeEncodeError:
-        raise MemoryValidationError(
-            f"{name} is not valid UTF-8 (lone surrogate)", argument=name
-        ) from None
-    return value
-
-
 @contextlib.contextmanager
 def _serializing(argument: str) -> Iterator[None]:
     """Serializer failures that mean bad input, as the documented ``MemoryValidationError``

@@ -26,6 +26,7 @@ from convostore.spi import (
     StoreLike,
     Tx,
     check_optional_int,
+    check_text,
     open_store,
     run_in_thread,
     run_sync,
@@ -76,7 +77,6 @@ from ._codec import (
     _private_copy,
     _runs_of,
     _serializing,
-    _text,
     _thaw,
     _thread_id,
     _unpack_ext,
@@ -765,7 +765,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         if cid is None:
             raise MemoryValidationError("checkpoint_id is required", argument="checkpoint_id")
         task_id = _key("task_id", task_id)
-        task_path = _text("task_path", task_path)
+        task_path = check_text("task_path", task_path)
         rows = []
         for i, (channel, value) in enumerate(writes):
             _key(f"writes[{i}] channel", channel)
