@@ -45,7 +45,8 @@ class MemoryValidationError(ConvostoreError, ValueError):
 
 
 class MemoryQuotaExceededError(ConvostoreError):
-    """A write would take a conversation past its message quota; nothing was written."""
+    """A write would pass a quota (messages per conversation, entries per memory store);
+    nothing was written."""
 
 
 class NotFoundError(ConvostoreError, LookupError):
@@ -60,8 +61,42 @@ class ConflictError(ConvostoreError):
     """The write contradicts what is stored; nothing was written."""
 
 
-class ConversationOwnershipError(ConflictError):
+class OwnershipError(ConflictError):
+    """The conversation or memory store belongs to another user than the ``user_id`` given."""
+
+
+class ConversationOwnershipError(OwnershipError):
     """The conversation belongs to another user."""
+
+
+class MemoryStoreOwnershipError(OwnershipError):
+    """The memory store belongs to another user."""
+
+
+class MemoryStoreNotFoundError(NotFoundError):
+    """The memory store named does not exist."""
+
+
+class MemoryEntryNotFoundError(NotFoundError):
+    """The memory entry named does not exist in that memory store (or was deleted)."""
+
+
+class MemoryVersionNotFoundError(NotFoundError):
+    """The memory version named does not exist in that memory store."""
+
+
+class MemoryPathConflictError(ConflictError):
+    """A live entry of the memory store already has that path."""
+
+
+class MemoryVersionConflictError(ConflictError):
+    """The entry is no longer at the version the caller read (an optimistic-concurrency
+    conflict, the HTTP API's 409): read it again, then retry. ``current_version`` is the
+    entry's version now."""
+
+    def __init__(self, message: str, *, current_version: int) -> None:
+        super().__init__(message)
+        self.current_version = current_version
 
 
 class MessageIdConflictError(ConflictError):

@@ -45,3 +45,81 @@ class ListConversationsResult(_Model):
     items: list[ConversationMeta]
     next_cursor: str | None = None
     previous_cursor: str | None = None
+
+
+MemoryOperation = Literal["create", "update", "delete"]
+
+
+class MemoryStore(_Model):
+    """A memory store: a repository of memory entries (per project or domain).
+
+    ``entry_count`` is the number of live entries and ``total_size`` the bytes (UTF-8) of their
+    current contents, both exact at all times.
+    """
+
+    memory_store_id: str
+    name: str
+    description: str | None = None
+    metadata: dict[str, Any] | None = None
+    user_id: str | None = None
+    created_at: int
+    updated_at: int
+    entry_count: int
+    total_size: int
+
+
+class MemoryEntry(_Model):
+    """A live memory entry at its current ``version``; ``content`` is None in listings and
+    when the current version is ``redacted``."""
+
+    entry_id: str
+    memory_store_id: str
+    path: str
+    version: int
+    size: int
+    created_at: int
+    updated_at: int
+    content: str | None = None
+    redacted: bool = False
+
+
+class MemoryVersion(_Model):
+    """One immutable version of an entry, written by a create, an update or a delete.
+
+    ``content`` is given by ``get_memory_version`` only, and never for a redacted version or
+    a deletion; ``path`` and ``size`` are those the operation left (a deletion keeps the path
+    it deleted, with size 0).
+    """
+
+    version_id: str
+    memory_store_id: str
+    entry_id: str
+    version: int
+    operation: MemoryOperation
+    path: str
+    size: int
+    created_at: int
+    redacted: bool = False
+    redacted_at: int | None = None
+    content: str | None = None
+
+
+class ListMemoryStoresResult(_Model):
+    """One page of memory stores, oldest first; pass ``next_cursor`` as ``after``."""
+
+    items: list[MemoryStore]
+    next_cursor: str | None = None
+
+
+class ListMemoriesResult(_Model):
+    """One page of entries (without content), by path; pass ``next_cursor`` as ``after``."""
+
+    items: list[MemoryEntry]
+    next_cursor: str | None = None
+
+
+class ListMemoryVersionsResult(_Model):
+    """One page of versions (without content), oldest first; pass ``next_cursor`` as ``after``."""
+
+    items: list[MemoryVersion]
+    next_cursor: str | None = None

@@ -13,8 +13,6 @@ import functools
 import importlib.metadata
 import json
 import os
-import secrets
-import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypedDict, TypeVar
@@ -25,10 +23,14 @@ from .errors import (
     ConversationOwnershipError,
     ConvostoreError,
     MemoryQuotaExceededError,
+    MemoryStoreNotFoundError,
     MemoryValidationError,
     MessageIdConflictError,
     MessageNotFoundError,
 )
+from .ids import new_ids, now_ms
+from .memory_stores import MemoryStoreMethods
+from .memory_stores import _owned as _store_owned
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
 from .threads import run_in_thread, run_sync
 from .validation import (
@@ -44,6 +46,7 @@ from .validation import (
     decode_json,
     encode_content,
     encode_metadata,
+    preview,
 )
 
 if TYPE_CHECKING:
@@ -64,16 +67,6 @@ class MessageInput(TypedDict, total=False):
     content: Any
     metadata: dict[str, Any] | None
     message_id: str | None
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-def new_message_ids(now: int, count: int) -> list[str]:
-    """``msg_`` + 12 hex digits of milliseconds + 20 random hex digits: sortable by time, unique."""
-    noise = secrets.token_hex(10 * count)
-    return [f"msg_{now:012x}{noise[i : i + 20]}" for i in range(0, 20 * count, 20)]
 
 
 def _message(row: MessageRow) -> Message:
@@ -106,6 +99,19 @@ def _merge_metadata(current: str | None, patch: Mapping[str, Any], limits: Limit
     return encode_metadata({k: v for k, v in merged.items() if v is not None}, limits)
 
 
+MEMORY_STORES_KEY = "memoryStoreIds"
+"""The conversation metadata key that lists the memory stores attached to it."""
+
+
+def _attached(metadata: str | dict[str, Any] | None) -> list[str]:
+    """The attached memory store ids in (encoded or decoded) conversation metadata."""
+    decoded: dict[str, Any] = (
+        decode_json(metadata) if isinstance(metadata, str) else metadata
+    ) or {}
+    ids = decoded.get(MEMORY_STORES_KEY)
+    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+
+
 def _owned(row: ConversationRow, user_id: str | None) -> ConversationRow:
     """``row``, if ``user_id`` (when given) may use it: the owner, or anyone on an unowned one."""
     if user_id is not None and row.user_id is not None and row.user_id != user_id:
@@ -134,13 +140,8 @@ def _decode_cursor(name: str, cursor: object, limits: Limits) -> tuple[int, str]
         except (ValueError, TypeError, RecursionError):
             pass
     raise MemoryValidationError(
-        f"{name}: {_preview(cursor)} is not a cursor returned by list_conversations"
+        f"{name}: {preview(cursor)} is not a cursor returned by list_conversations"
     )
-
-
-def _preview(text: str, size: int = 60) -> str:
-    """``text`` for an error message, cut to ``size`` characters."""
-    return repr(text) if len(text) <= size else f"{text[:size]!r}... ({len(text)} characters)"
 
 
 VIEWS_GROUP = "convostore.views"
@@ -220,7 +221,7 @@ class _Views:
     )
 
 
-class ConversationStore(_Views):
+class ConversationStore(_Views, MemoryStoreMethods):
     """A conversation store. ``ConversationStore()`` opens the SQLite default.
 
     ``url`` is ``sqlite:///file.db`` (default ``$CONVOSTORE_URL`` or ``convostore.db`` in the
@@ -331,7 +332,7 @@ class ConversationStore(_Views):
         single = len(messages) == 1
         prepared = []
         for i, (item, fresh) in enumerate(
-            zip(messages, new_message_ids(now, len(messages)), strict=True)
+            zip(messages, new_ids("msg_", now, len(messages)), strict=True)
         ):
             try:
                 prepared.append(self._prepare(item, now, fresh))
@@ -802,9 +803,84 @@ class ConversationStore(_Views):
         return set(found or ())
 
     def delete_user_data(self, *, user_id: str) -> int:
-        """Delete every conversation of ``user_id`` with its messages; return how many went."""
+        """Delete every conversation of ``user_id`` with its messages, and every memory store
+        of ``user_id`` with its entries and versions; return how many conversations went."""
         uid = check_id("user_id", user_id, self.limits)
-        return self.backend.write(lambda tx: tx.delete_user(uid), erasing=True)
+
+        def write(tx: Tx) -> int:
+            tx.delete_user_memory_stores(uid)
+            return tx.delete_user(uid)
+
+        return self.backend.write(write, erasing=True)
+
+    # -- memory stores attached to a conversation -------------------------------------------
+
+    def attach_memory_stores(
+        self, conversation_id: str, memory_store_ids: Sequence[str], *, user_id: str | None = None
+    ) -> list[str]:
+        """Attach memory stores to the conversation (created if needed); return every attached
+        id, in the order attached. The ids are kept in its metadata under ``memoryStoreIds``;
+        each store must exist and be usable by the conversation's owner."""
+        limits = self.limits
+        cid = check_id("conversation_id", conversation_id, limits)
+        uid = check_optional_id("user_id", user_id, limits)
+        ids = self._memory_store_ids(memory_store_ids)
+        now = self.clock()
+
+        def write(tx: Tx) -> list[str]:
+            row = self._lock_or_create(tx, cid, uid, now)
+            owner = row.user_id or uid
+            for sid in ids:
+                store = tx.memory_store(sid)
+                if store is None:
+                    raise MemoryStoreNotFoundError(f"memory_store_id {sid!r} not found")
+                _store_owned(store, owner)
+            current = _attached(row.metadata)
+            merged = current + [sid for sid in ids if sid not in current]
+            patch = {MEMORY_STORES_KEY: merged}
+            tx.save_conversation(
+                row._replace(user_id=owner, metadata=_merge_metadata(row.metadata, patch, limits))
+            )
+            return merged
+
+        return self.backend.write(write)
+
+    def detach_memory_stores(
+        self, conversation_id: str, memory_store_ids: Sequence[str], *, user_id: str | None = None
+    ) -> list[str]:
+        """Detach memory stores from the conversation; return the ids still attached."""
+        limits = self.limits
+        cid = check_id("conversation_id", conversation_id, limits)
+        uid = check_optional_id("user_id", user_id, limits)
+        ids = self._memory_store_ids(memory_store_ids)
+
+        def write(tx: Tx) -> list[str]:
+            row = self._locked(tx, cid, uid)
+            if row is None:
+                return []
+            kept = [sid for sid in _attached(row.metadata) if sid not in ids]
+            patch = {MEMORY_STORES_KEY: kept or None}
+            tx.save_conversation(
+                row._replace(metadata=_merge_metadata(row.metadata, patch, limits))
+            )
+            return kept
+
+        return self.backend.write(write)
+
+    def attached_memory_stores(
+        self, conversation_id: str, *, user_id: str | None = None
+    ) -> list[str]:
+        """The ids of the memory stores attached to the conversation, in the order attached."""
+        meta = self.get_conversation(conversation_id=conversation_id, user_id=user_id)
+        return _attached(None if meta is None else meta.metadata)
+
+    def _memory_store_ids(self, value: object) -> list[str]:
+        if isinstance(value, str) or not isinstance(value, Sequence):
+            raise MemoryValidationError(
+                "memory_store_ids must be a list of memory store ids", argument="memory_store_ids"
+            )
+        ids = [check_id(f"memory_store_ids[{i}]", sid, self.limits) for i, sid in enumerate(value)]
+        return list(dict.fromkeys(ids))
 
 
 def _bounded_last(limits: Limits, kwargs: Mapping[str, Any]) -> bool:
@@ -871,6 +947,22 @@ class AsyncConversationStore(_Views):
     find_conversations = _bridge(ConversationStore.find_conversations, inline=False)
     delete_conversations = _bridge(ConversationStore.delete_conversations, inline=False)
     existing_message_ids = _bridge(ConversationStore.existing_message_ids)
+    attach_memory_stores = _bridge(ConversationStore.attach_memory_stores)
+    detach_memory_stores = _bridge(ConversationStore.detach_memory_stores)
+    attached_memory_stores = _bridge(ConversationStore.attached_memory_stores)
+    create_memory_store = _bridge(ConversationStore.create_memory_store)
+    get_memory_store = _bridge(ConversationStore.get_memory_store)
+    list_memory_stores = _bridge(ConversationStore.list_memory_stores)
+    delete_memory_store = _bridge(ConversationStore.delete_memory_store, inline=False)
+    create_memory = _bridge(ConversationStore.create_memory)
+    list_memories = _bridge(ConversationStore.list_memories)
+    get_memory = _bridge(ConversationStore.get_memory)
+    get_memory_by_path = _bridge(ConversationStore.get_memory_by_path)
+    update_memory = _bridge(ConversationStore.update_memory)
+    delete_memory = _bridge(ConversationStore.delete_memory)
+    list_memory_versions = _bridge(ConversationStore.list_memory_versions)
+    get_memory_version = _bridge(ConversationStore.get_memory_version)
+    redact_memory_version = _bridge(ConversationStore.redact_memory_version)
 
     async def aclose(self) -> None:
         """``close()`` on a worker thread."""

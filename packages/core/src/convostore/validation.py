@@ -24,6 +24,10 @@ class Limits:
     max_metadata_bytes: int = 50 * MB
     max_messages_per_conversation: int = 10_000
     max_page_size: int = 100
+    max_memory_path_bytes: int = 1024
+    max_memory_content_bytes: int = 10 * MB
+    max_memory_entries_per_store: int = 100_000
+    max_description_bytes: int = 4096
 
 
 def check_text(name: str, value: object) -> str:
@@ -232,3 +236,69 @@ def encode_metadata(value: object, limits: Limits, name: str = "metadata") -> st
 
 def decode_json(text: str | None) -> Any:
     return None if text is None else json.loads(text)
+
+
+def check_memory_path(value: object, limits: Limits, name: str = "path") -> str:
+    """A memory entry's path: relative (``notes/2026/05/daily.md``), segments joined by ``/``,
+    none of them empty, ``.`` or ``..``; no backslash and no control character; at most
+    ``max_memory_path_bytes`` bytes of UTF-8."""
+    text, size = _text_and_size(name, value)
+    if not 1 <= size <= limits.max_memory_path_bytes:
+        raise MemoryValidationError(
+            f"{name} must be 1 to {limits.max_memory_path_bytes} bytes of UTF-8, got {size} bytes",
+            argument=name,
+        )
+    if text.startswith("/"):
+        raise MemoryValidationError(
+            f"{name} must be relative (no leading '/'), got {preview(text)}", argument=name
+        )
+    if "\\" in text or any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+        raise MemoryValidationError(
+            f"{name} must not contain a backslash or a control character, got {preview(text)}",
+            argument=name,
+        )
+    if any(part in ("", ".", "..") for part in text.split("/")):
+        raise MemoryValidationError(
+            f"{name} must not have an empty, '.' or '..' segment, got {preview(text)}",
+            argument=name,
+        )
+    return text
+
+
+def check_memory_content(value: object, limits: Limits, name: str = "content") -> bytes:
+    """A memory entry's content: a str (any text, NUL included) of at most
+    ``max_memory_content_bytes`` bytes of UTF-8; returned encoded."""
+    if not isinstance(value, str):
+        raise MemoryValidationError(
+            f"{name} must be a str, got {type(value).__name__}", argument=name
+        )
+    try:
+        data = value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise MemoryValidationError(
+            f"{name} is not valid UTF-8 (lone surrogate)", argument=name
+        ) from None
+    if len(data) > limits.max_memory_content_bytes:
+        raise MemoryValidationError(
+            f"{name} is {len(data)} bytes of UTF-8; the limit is"
+            f" {limits.max_memory_content_bytes} bytes",
+            argument=name,
+        )
+    return data
+
+
+def check_optional_text(name: str, value: object, max_bytes: int) -> str | None:
+    """None, or ``check_text`` within ``max_bytes`` bytes of UTF-8."""
+    if value is None:
+        return None
+    text, size = _text_and_size(name, value)
+    if size > max_bytes:
+        raise MemoryValidationError(
+            f"{name} is {size} bytes of UTF-8; the limit is {max_bytes} bytes", argument=name
+        )
+    return text
+
+
+def preview(text: str, size: int = 60) -> str:
+    """``text`` for an error message, cut to ``size`` characters."""
+    return repr(text) if len(text) <= size else f"{text[:size]!r}... ({len(text)} characters)"

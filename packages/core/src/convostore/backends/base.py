@@ -6,6 +6,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple, TypeVar
 
+from .keys import prefix_upper
+from .memories import MEMORY_MIGRATION, MemoryStatements
+
 T = TypeVar("T")
 
 
@@ -81,24 +84,13 @@ MIGRATIONS: list[list[str]] = [
         # One row: the last time an ordered-clock append took (ConversationStore.ordered).
         "CREATE TABLE convostore_clock (id INTEGER PRIMARY KEY, last BIGINT NOT NULL)",
     ],
+    MEMORY_MIGRATION,
 ]
 
 
-def _prefix_upper(prefix: str) -> str | None:
-    """The least string above every string starting with ``prefix`` (None: no bound)."""
-    chars = list(prefix)
-    while chars:
-        last = ord(chars.pop())
-        if last < 0x10FFFF:
-            nxt = last + 1
-            if 0xD800 <= nxt <= 0xDFFF:  # surrogates are not text: skip to the next code point
-                nxt = 0xE000
-            return "".join(chars) + chr(nxt)
-    return None
-
-
-class Tx(ABC):
-    """One transaction's statements. Written with ``?`` placeholders; subclasses adapt."""
+class Tx(MemoryStatements, ABC):
+    """One transaction's statements. Written with ``?`` placeholders; subclasses adapt.
+    (The memory stores' statements are in ``memories.py``.)"""
 
     lock_suffix = ""  # " FOR UPDATE" where rows must be locked explicitly
     single_statement = False  # the caller promised one statement: a second one is refused
@@ -128,7 +120,7 @@ class Tx(ABC):
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """Run one statement for each row of parameters."""
 
-    def lock_schema(self, component: str) -> None:  # noqa: B027 - optional hook
+    def lock_schema(self, component: str) -> None:
         """Keep concurrent migrators of ``component`` apart (SQLite's write lock already does)."""
 
     def migrate(self, component: str, steps: Sequence[Sequence[str]]) -> None:
@@ -226,7 +218,7 @@ class Tx(ABC):
         """Every conversation whose id starts with ``prefix``, by id: a range seek on the
         primary key (ids compare by code point on both databases)."""
         where, params = "id >= ?", [prefix]
-        upper = _prefix_upper(prefix)
+        upper = prefix_upper(prefix)
         if upper is not None:
             where += " AND id < ?"
             params.append(upper)

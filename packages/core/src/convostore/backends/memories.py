@@ -1,0 +1,300 @@
+"""The memory stores' tables and statements (part of the core component; ``Tx`` has them).
+
+A memory store's row holds its counters (``entry_count``, ``total_size``) and the sequence
+number of its next version; every write locks that row first, so counters stay exact and
+versions are numbered in commit order. An entry row is a live entry (deleting it removes the
+row, so the path is free again); its content lives once, in its current version's row.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from .keys import prefix_upper
+
+MEMORY_TABLES = (
+    "convostore_memory_stores",
+    "convostore_memory_entries",
+    "convostore_memory_versions",
+)
+
+MEMORY_MIGRATION: list[str] = [
+    """CREATE TABLE convostore_memory_stores (
+        id TEXT {collate} PRIMARY KEY,
+        user_id TEXT {collate},
+        name TEXT NOT NULL,
+        description TEXT,
+        metadata TEXT,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        entry_count BIGINT NOT NULL,
+        total_size BIGINT NOT NULL,
+        next_seq BIGINT NOT NULL
+    )""",
+    "CREATE INDEX convostore_memory_stores_by_user ON convostore_memory_stores (user_id, id)",
+    """CREATE TABLE convostore_memory_entries (
+        store_id TEXT {collate} NOT NULL,
+        path TEXT {collate} NOT NULL,
+        id TEXT {collate} NOT NULL,
+        version BIGINT NOT NULL,
+        version_seq BIGINT NOT NULL,
+        size BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        PRIMARY KEY (store_id, path)
+    )""",
+    "CREATE UNIQUE INDEX convostore_memory_entries_by_id ON convostore_memory_entries (id)",
+    """CREATE TABLE convostore_memory_versions (
+        store_id TEXT {collate} NOT NULL,
+        seq BIGINT NOT NULL,
+        id TEXT {collate} NOT NULL,
+        entry_id TEXT {collate} NOT NULL,
+        version BIGINT NOT NULL,
+        operation TEXT NOT NULL,
+        path TEXT {collate} NOT NULL,
+        size BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        redacted_at BIGINT,
+        content {blob},
+        PRIMARY KEY (store_id, seq)
+    )""",
+    "CREATE UNIQUE INDEX convostore_memory_versions_by_id ON convostore_memory_versions (id)",
+    "CREATE INDEX convostore_memory_versions_by_entry"
+    " ON convostore_memory_versions (entry_id, seq)",
+]
+
+
+class MemoryStoreRow(NamedTuple):
+    id: str
+    user_id: str | None
+    name: str
+    description: str | None
+    metadata: str | None
+    created_at: int
+    updated_at: int
+    entry_count: int
+    total_size: int
+    next_seq: int
+
+
+class MemoryEntryRow(NamedTuple):
+    store_id: str
+    path: str
+    id: str
+    version: int
+    version_seq: int
+    size: int
+    created_at: int
+    updated_at: int
+    redacted_at: int | None = None  # of the current version (read with it)
+    content: bytes | None = None  # of the current version, when read with content
+
+
+class MemoryVersionRow(NamedTuple):
+    store_id: str
+    seq: int
+    id: str
+    entry_id: str
+    version: int
+    operation: str
+    path: str
+    size: int
+    created_at: int
+    redacted_at: int | None
+    content: bytes | None = None
+
+
+_STORE = (
+    "id, user_id, name, description, metadata, created_at, updated_at, entry_count,"
+    " total_size, next_seq"
+)
+_ENTRY = "e.store_id, e.path, e.id, e.version, e.version_seq, e.size, e.created_at, e.updated_at"
+_ENTRY_JOIN = (
+    " FROM convostore_memory_entries e JOIN convostore_memory_versions v"
+    " ON v.store_id = e.store_id AND v.seq = e.version_seq"
+)
+_VERSION = "store_id, seq, id, entry_id, version, operation, path, size, created_at, redacted_at"
+
+
+def _bytes(value: Any) -> bytes | None:
+    return None if value is None else bytes(value)
+
+
+class MemoryStatements(ABC):
+    """The memory stores' statements, written once for both databases (``?`` placeholders)."""
+
+    lock_suffix = ""
+
+    @abstractmethod
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+    # -- stores ----------------------------------------------------------------------------
+
+    def memory_store(self, sid: str, *, lock: bool = False) -> MemoryStoreRow | None:
+        suffix = self.lock_suffix if lock else ""
+        rows = self.execute(
+            f"SELECT {_STORE} FROM convostore_memory_stores WHERE id = ?{suffix}", [sid]
+        )
+        return MemoryStoreRow(*rows[0]) if rows else None
+
+    def insert_memory_store(self, row: MemoryStoreRow) -> None:
+        marks = ", ".join("?" for _ in row)
+        self.execute(f"INSERT INTO convostore_memory_stores ({_STORE}) VALUES ({marks})", row)
+
+    def save_memory_store(self, row: MemoryStoreRow) -> None:
+        self.execute(
+            "UPDATE convostore_memory_stores SET updated_at = ?, entry_count = ?,"
+            " total_size = ?, next_seq = ? WHERE id = ?",
+            [row.updated_at, row.entry_count, row.total_size, row.next_seq, row.id],
+        )
+
+    def page_memory_stores(
+        self, user_id: str | None, after: str | None, limit: int
+    ) -> list[MemoryStoreRow]:
+        where: list[str] = []
+        params: list[Any] = []
+        if user_id is not None:
+            where.append("user_id = ?")
+            params.append(user_id)
+        if after is not None:
+            where.append("id > ?")
+            params.append(after)
+        sql = (
+            f"SELECT {_STORE} FROM convostore_memory_stores"
+            + (f" WHERE {' AND '.join(where)}" if where else "")
+            + " ORDER BY id LIMIT ?"
+        )
+        return [MemoryStoreRow(*r) for r in self.execute(sql, [*params, limit])]
+
+    def delete_memory_store(self, sid: str) -> None:
+        self.execute("DELETE FROM convostore_memory_versions WHERE store_id = ?", [sid])
+        self.execute("DELETE FROM convostore_memory_entries WHERE store_id = ?", [sid])
+        self.execute("DELETE FROM convostore_memory_stores WHERE id = ?", [sid])
+
+    def delete_user_memory_stores(self, user_id: str) -> int:
+        """Delete every memory store of ``user_id`` with its entries and versions."""
+        owned = "(SELECT id FROM convostore_memory_stores WHERE user_id = ?)"
+        self.execute(f"DELETE FROM convostore_memory_versions WHERE store_id IN {owned}", [user_id])
+        self.execute(f"DELETE FROM convostore_memory_entries WHERE store_id IN {owned}", [user_id])
+        return len(
+            self.execute(
+                "DELETE FROM convostore_memory_stores WHERE user_id = ? RETURNING id", [user_id]
+            )
+        )
+
+    # -- entries ---------------------------------------------------------------------------
+
+    def memory_entry(
+        self, sid: str, *, entry_id: str | None = None, path: str | None = None, content: bool
+    ) -> MemoryEntryRow | None:
+        """The live entry with that id (or that path), with its current version's redaction
+        time and, with ``content``, its content."""
+        column, value = ("e.id", entry_id) if entry_id is not None else ("e.path", path)
+        extra = ", v.redacted_at" + (", v.content" if content else "")
+        rows = self.execute(
+            f"SELECT {_ENTRY}{extra}{_ENTRY_JOIN} WHERE e.store_id = ? AND {column} = ?",
+            [sid, value],
+        )
+        if not rows:
+            return None
+        row = MemoryEntryRow(*rows[0][:9])
+        return row._replace(content=_bytes(rows[0][9])) if content else row
+
+    def insert_memory_entry(self, row: MemoryEntryRow) -> None:
+        self.execute(
+            "INSERT INTO convostore_memory_entries (store_id, path, id, version, version_seq,"
+            " size, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            row[:8],
+        )
+
+    def update_memory_entry(self, row: MemoryEntryRow) -> None:
+        self.execute(
+            "UPDATE convostore_memory_entries SET path = ?, version = ?, version_seq = ?,"
+            " size = ?, updated_at = ? WHERE store_id = ? AND id = ?",
+            [
+                row.path,
+                row.version,
+                row.version_seq,
+                row.size,
+                row.updated_at,
+                row.store_id,
+                row.id,
+            ],
+        )
+
+    def delete_memory_entry(self, sid: str, entry_id: str) -> None:
+        self.execute(
+            "DELETE FROM convostore_memory_entries WHERE store_id = ? AND id = ?", [sid, entry_id]
+        )
+
+    def page_memory_entries(
+        self, sid: str, *, after: str | None, prefix: str | None, limit: int
+    ) -> list[MemoryEntryRow]:
+        """Up to ``limit`` live entries by path, past ``after``, starting with ``prefix``: a
+        range seek on the primary key (paths compare by code point on both databases)."""
+        sql = f"SELECT {_ENTRY}, v.redacted_at{_ENTRY_JOIN} WHERE e.store_id = ?"
+        params: list[Any] = [sid]
+        upper = None if prefix is None else prefix_upper(prefix)
+        for op, bound in ((">", after), (">=", prefix), ("<", upper)):
+            if bound is not None:
+                sql += f" AND e.path {op} ?"
+                params.append(bound)
+        rows = self.execute(f"{sql} ORDER BY e.path LIMIT ?", [*params, limit])
+        return [MemoryEntryRow(*r) for r in rows]
+
+    # -- versions --------------------------------------------------------------------------
+
+    def insert_memory_version(self, row: MemoryVersionRow) -> None:
+        self.execute(
+            f"INSERT INTO convostore_memory_versions ({_VERSION}, content)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            row,
+        )
+
+    def memory_version(
+        self, sid: str, version_id: str, *, content: bool
+    ) -> MemoryVersionRow | None:
+        extra = ", content" if content else ""
+        rows = self.execute(
+            f"SELECT {_VERSION}{extra} FROM convostore_memory_versions"
+            " WHERE id = ? AND store_id = ?",
+            [version_id, sid],
+        )
+        if not rows:
+            return None
+        row = MemoryVersionRow(*rows[0][:10])
+        return row._replace(content=_bytes(rows[0][10])) if content else row
+
+    def page_memory_versions(
+        self, sid: str, *, entry_id: str | None, after_seq: int | None, limit: int
+    ) -> list[MemoryVersionRow]:
+        """Up to ``limit`` versions of the store (or of one entry) past ``after_seq``, oldest
+        first."""
+        if entry_id is not None:
+            sql = f"SELECT {_VERSION} FROM convostore_memory_versions WHERE entry_id = ? AND store_id = ?"
+            params: list[Any] = [entry_id, sid]
+        else:
+            sql = f"SELECT {_VERSION} FROM convostore_memory_versions WHERE store_id = ?"
+            params = [sid]
+        if after_seq is not None:
+            sql += " AND seq > ?"
+            params.append(after_seq)
+        rows = self.execute(f"{sql} ORDER BY seq LIMIT ?", [*params, limit])
+        return [MemoryVersionRow(*r) for r in rows]
+
+    def last_memory_version(self, sid: str, entry_id: str) -> MemoryVersionRow | None:
+        rows = self.execute(
+            f"SELECT {_VERSION} FROM convostore_memory_versions WHERE entry_id = ?"
+            " AND store_id = ? ORDER BY seq DESC LIMIT 1",
+            [entry_id, sid],
+        )
+        return MemoryVersionRow(*rows[0]) if rows else None
+
+    def redact_memory_version(self, sid: str, seq: int, at: int) -> None:
+        self.execute(
+            "UPDATE convostore_memory_versions SET content = NULL, redacted_at = ?"
+            " WHERE store_id = ? AND seq = ?",
+            [at, sid, seq],
+        )
