@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypedDict, 
 
 from . import convert
 from .backends import DEFAULT_URL, Backend, ConversationRow, MessageRow, Tx, open_backend
+from .backends.base import CORE_TABLES
 from .errors import (
     ConversationOwnershipError,
     ConvostoreError,
@@ -260,6 +261,14 @@ class ConversationStore(_Views, MemoryStoreMethods):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    def vacuum(self) -> None:
+        """Rewrite the store's tables without what deleted, cleared or redacted data left
+        behind. On SQLite erased rows are already overwritten (``secure_delete``): this also
+        shrinks the file. On PostgreSQL deleted rows stay in the table files as dead tuples
+        until this runs ``VACUUM FULL`` (which locks each table while it rewrites it); the
+        server's write-ahead log and backups keep older copies until they are recycled."""
+        self.backend.vacuum(CORE_TABLES)
 
     def with_limits(self, **changes: int) -> Self:
         """This store with some ``Limits`` fields changed, on the same database connections:
@@ -963,6 +972,7 @@ class AsyncConversationStore(_Views):
     list_memory_versions = _bridge(ConversationStore.list_memory_versions)
     get_memory_version = _bridge(ConversationStore.get_memory_version)
     redact_memory_version = _bridge(ConversationStore.redact_memory_version)
+    vacuum = _bridge(ConversationStore.vacuum, inline=False)
 
     async def aclose(self) -> None:
         """``close()`` on a worker thread."""

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from .keys import prefix_upper
-from .memories import MEMORY_MIGRATION, MemoryStatements
+from .memories import MEMORY_MIGRATION, MEMORY_TABLES, MemoryStatements
 
 T = TypeVar("T")
 
@@ -86,6 +86,13 @@ MIGRATIONS: list[list[str]] = [
     ],
     MEMORY_MIGRATION,
 ]
+CORE_TABLES = (
+    "convostore_conversations",
+    "convostore_messages",
+    "convostore_clock",
+    *MEMORY_TABLES,
+)
+"""Every table of the core component, ``convostore_schema`` aside."""
 
 
 class Tx(MemoryStatements, ABC):
@@ -369,6 +376,11 @@ class Backend(ABC):
 
         native = [[dialect(s) for s in step if not s.startswith(skip)] for step in steps]
         self.write(lambda tx: tx.migrate(component, native))
+
+    def vacuum(self, tables: Sequence[str]) -> None:
+        """Rewrite ``tables`` without the space that deleted or overwritten rows left (SQLite
+        rewrites the whole file), outside any transaction; it locks them while it runs."""
+        raise NotImplementedError(f"{type(self).__name__} cannot vacuum")
 
     @property
     def closed(self) -> bool:

@@ -203,6 +203,22 @@ class PostgresBackend(Backend):
         # erasing: deleted rows stay as dead tuples until VACUUM reclaims them (README)
         return self._run(fn, read_only=False, single_statement=single_statement)
 
+    def vacuum(self, tables: Sequence[str]) -> None:
+        if self._closed:
+            raise ConvostoreError("the store is closed")
+        try:
+            with self.pool.connection() as conn:
+                before = conn.autocommit
+                conn.autocommit = True  # VACUUM cannot run inside a transaction block
+                try:
+                    for table in tables:
+                        conn.execute(f"VACUUM FULL {table}".encode())
+                finally:
+                    if not conn.broken:
+                        conn.autocommit = before
+        except psycopg.Error as exc:
+            raise StorageError(f"PostgreSQL error: {exc}") from exc
+
     def read(self, fn: Callable[[Tx], T], *, single_statement: bool = False) -> T:
         return self._run(fn, read_only=True, single_statement=single_statement)
 

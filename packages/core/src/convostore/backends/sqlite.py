@@ -171,6 +171,17 @@ class SqliteBackend(Backend):
             self._lock.release()
         return not busy
 
+    def vacuum(self, tables: Sequence[str]) -> None:
+        def run() -> None:
+            conn = self._conn
+            if conn is None:
+                raise ConvostoreError("the store is closed")
+            conn.execute("VACUUM")
+
+        with self._lock:
+            self._retry(run)
+        self.truncate_wal()
+
     def read(self, fn: Callable[[Tx], T], *, single_statement: bool = False) -> T:
         return self._transaction("BEGIN", fn, single=single_statement)
 

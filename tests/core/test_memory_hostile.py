@@ -1,0 +1,365 @@
+"""Hostile input at every memory-store entry point, on every backend.
+
+As in ``test_hostile.py``: forged cursors, huge integers, NUL, lone surrogates, deep nesting,
+huge sizes, bad paths, another store's or another user's ids. Each case raises the documented
+error, the same on memory, SQLite and PostgreSQL, and leaves what is stored exactly as it was.
+
+To extend: add a value to a list below, or an entry point to ``CALLS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from convostore import (
+    ConversationStore,
+    Limits,
+    MemoryEntryNotFoundError,
+    MemoryStoreOwnershipError,
+    MemoryValidationError,
+    MemoryVersionConflictError,
+    MemoryVersionNotFoundError,
+)
+from test_hostile import BAD_IDS, HUGE_INTS, _b64, _id, nested
+
+SID, EID, VID = "memory_store_id", "entry_id", "version_id"
+
+
+class Mem:
+    """Alice's memory store with one entry at version 2, and the ids the calls use."""
+
+    def __init__(self, store: ConversationStore) -> None:
+        self.store = store
+        self.sid = store.create_memory_store("alice's", user_id="alice").memory_store_id
+        entry = store.create_memory(self.sid, "notes/a.md", "first")
+        self.eid = entry.entry_id
+        store.update_memory(self.sid, self.eid, "second", 1)
+        self.vid = store.list_memory_versions(self.sid).items[0].version_id
+
+    def calls(self) -> dict[str, dict[str, Any]]:
+        """Every memory entry point with valid arguments."""
+        sid, eid, vid = self.sid, self.eid, self.vid
+        return {
+            "get_memory_store": {SID: sid},
+            "delete_memory_store": {SID: sid},
+            "create_memory": {SID: sid, "path": "b.md", "content": "x"},
+            "list_memories": {SID: sid},
+            "get_memory": {SID: sid, EID: eid},
+            "get_memory_by_path": {SID: sid, "path": "notes/a.md"},
+            "update_memory": {SID: sid, EID: eid, "content": "y", "version": 2},
+            "delete_memory": {SID: sid, EID: eid},
+            "list_memory_versions": {SID: sid},
+            "get_memory_version": {SID: sid, VID: vid},
+            "redact_memory_version": {SID: sid, VID: vid},
+        }
+
+    def call(self, name: str, **override: Any) -> Any:
+        return getattr(self.store, name)(**{**self.calls()[name], **override})
+
+    def snapshot(self) -> list[Any]:
+        """Every store with its counters, entries with content, versions with content."""
+        store, out = self.store, []
+        for meta in store.list_memory_stores(limit=100).items:
+            sid = meta.memory_store_id
+            entries = [
+                store.get_memory(sid, e.entry_id) for e in store.list_memories(sid, limit=100).items
+            ]
+            versions = [
+                store.get_memory_version(sid, v.version_id)
+                for v in store.list_memory_versions(sid, limit=100).items
+            ]
+            out.append((meta, entries, versions))
+        return out
+
+
+CALL_NAMES = [
+    "get_memory_store",
+    "delete_memory_store",
+    "create_memory",
+    "list_memories",
+    "get_memory",
+    "get_memory_by_path",
+    "update_memory",
+    "delete_memory",
+    "list_memory_versions",
+    "get_memory_version",
+    "redact_memory_version",
+]
+ENTRY_CALLS = ["get_memory", "update_memory", "delete_memory"]
+VERSION_CALLS = ["get_memory_version", "redact_memory_version"]
+PATH_CALLS = ["create_memory", "get_memory_by_path", "update_memory"]
+
+
+@pytest.fixture
+def mem(store: ConversationStore) -> Mem:
+    return Mem(store)
+
+
+def _refused(mem: Mem, error: type[Exception], match: str, call: Callable[[], Any]) -> None:
+    before = mem.snapshot()
+    with pytest.raises(error, match=match):
+        call()
+    assert mem.snapshot() == before
+
+
+@pytest.mark.parametrize("name", CALL_NAMES)
+@pytest.mark.parametrize(("value", "message"), BAD_IDS, ids=_id)
+def test_bad_memory_store_ids_are_refused(mem: Mem, name: str, value: Any, message: str) -> None:
+    _refused(
+        mem,
+        MemoryValidationError,
+        f"memory_store_id {message}",
+        lambda: mem.call(name, memory_store_id=value),
+    )
+
+
+@pytest.mark.parametrize("name", CALL_NAMES)
+@pytest.mark.parametrize(("value", "message"), BAD_IDS[:4], ids=_id)
+def test_bad_user_ids_are_refused(mem: Mem, name: str, value: Any, message: str) -> None:
+    _refused(
+        mem, MemoryValidationError, f"user_id {message}", lambda: mem.call(name, user_id=value)
+    )
+
+
+@pytest.mark.parametrize("name", ENTRY_CALLS)
+@pytest.mark.parametrize(("value", "message"), BAD_IDS, ids=_id)
+def test_bad_entry_ids_are_refused(mem: Mem, name: str, value: Any, message: str) -> None:
+    _refused(
+        mem, MemoryValidationError, f"entry_id {message}", lambda: mem.call(name, entry_id=value)
+    )
+
+
+@pytest.mark.parametrize("name", VERSION_CALLS)
+@pytest.mark.parametrize(("value", "message"), BAD_IDS, ids=_id)
+def test_bad_version_ids_are_refused(mem: Mem, name: str, value: Any, message: str) -> None:
+    _refused(
+        mem,
+        MemoryValidationError,
+        f"version_id {message}",
+        lambda: mem.call(name, version_id=value),
+    )
+
+
+BAD_PATHS: list[tuple[Any, str]] = [
+    ("/notes/a.md", r"must be relative \(no leading '/'\)"),
+    ("notes//a.md", "must not have an empty, '.' or '..' segment"),
+    ("notes/a.md/", "must not have an empty, '.' or '..' segment"),
+    ("./a.md", "must not have an empty, '.' or '..' segment"),
+    ("notes/../../etc/passwd", "must not have an empty, '.' or '..' segment"),
+    ("..", "must not have an empty, '.' or '..' segment"),
+    ("notes\\a.md", "must not contain a backslash or a control character"),
+    ("a\nb.md", "must not contain a backslash or a control character"),
+    ("a\x7fb", "must not contain a backslash or a control character"),
+    ("a\x00b", "must not contain NUL"),
+    ("\ud800.md", r"is not valid UTF-8 \(lone surrogate\)"),
+    ("", "must be 1 to 1024 bytes of UTF-8, got 0 bytes"),
+    ("x" * 1025, "must be 1 to 1024 bytes of UTF-8, got 1025 bytes"),
+    ("é" * 600, "must be 1 to 1024 bytes of UTF-8, got 1200 bytes"),
+    (42, "must be a str, got int"),
+    (None, "must be a str, got NoneType"),
+    (b"a.md", "must be a str, got bytes"),
+]
+
+
+@pytest.mark.parametrize("name", PATH_CALLS)
+@pytest.mark.parametrize(("value", "message"), BAD_PATHS, ids=_id)
+def test_bad_paths_are_refused(mem: Mem, name: str, value: Any, message: str) -> None:
+    if name == "update_memory" and value is None:
+        return  # path=None means: keep the path
+    _refused(mem, MemoryValidationError, f"path {message}", lambda: mem.call(name, path=value))
+
+
+BAD_CONTENTS: list[tuple[Any, str]] = [
+    (42, "must be a str, got int"),
+    (b"bytes", "must be a str, got bytes"),
+    (["x"], "must be a str, got list"),
+    ({"a": 1}, "must be a str, got dict"),
+    ("lone \ud800", r"is not valid UTF-8 \(lone surrogate\)"),
+    ("x" * 1001, "is 1001 bytes of UTF-8; the limit is 1000 bytes"),
+    ("é" * 501, "is 1002 bytes of UTF-8; the limit is 1000 bytes"),
+]
+
+
+@pytest.mark.parametrize("name", ["create_memory", "update_memory"])
+@pytest.mark.parametrize(("value", "message"), BAD_CONTENTS, ids=_id)
+def test_bad_contents_are_refused(backend_url: str, name: str, value: Any, message: str) -> None:
+    with ConversationStore(backend_url, limits=Limits(max_memory_content_bytes=1000)) as store:
+        mem = Mem(store)
+        _refused(
+            mem, MemoryValidationError, f"content {message}", lambda: mem.call(name, content=value)
+        )
+
+
+def test_create_memory_needs_content(mem: Mem) -> None:
+    _refused(
+        mem,
+        MemoryValidationError,
+        "content must be a str, got NoneType",
+        lambda: mem.call("create_memory", content=None),
+    )
+
+
+@pytest.mark.parametrize(("value", "message"), HUGE_INTS, ids=_id)
+def test_huge_and_wrong_integers_are_refused(mem: Mem, value: Any, message: str) -> None:
+    for name in ("update_memory", "delete_memory"):
+        _refused(
+            mem,
+            MemoryValidationError,
+            f"version {message}",
+            lambda n=name: mem.call(n, version=value),
+        )
+    for name in ("list_memories", "list_memory_versions"):
+        _refused(
+            mem, MemoryValidationError, f"limit {message}", lambda n=name: mem.call(n, limit=value)
+        )
+    _refused(
+        mem,
+        MemoryValidationError,
+        f"limit {message}",
+        lambda: mem.store.list_memory_stores(limit=value),
+    )
+
+
+def test_a_version_in_range_but_wrong_is_a_conflict_not_a_crash(mem: Mem) -> None:
+    for name in ("update_memory", "delete_memory"):
+        _refused(
+            mem,
+            MemoryValidationError,
+            "version must be between 1",
+            lambda n=name: mem.call(n, version=0),
+        )
+        _refused(
+            mem,
+            MemoryVersionConflictError,
+            "at version 2, not version 9223372036854775807",
+            lambda n=name: mem.call(n, version=2**63 - 1),
+        )
+
+
+# A list_memories cursor is a path, base64-encoded: one that decodes to a valid path is a
+# legitimate seek (see below); everything else is refused.
+FORGED_PATH_CURSORS: list[Any] = [
+    "not base64 at all!",
+    "",
+    "A" * (1 << 20),  # huge
+    _b64(b"\xff\xfe"),  # not UTF-8
+    "\ud800",
+    "a\x00",
+    42,
+    _b64(b"[" * 100_000),
+    _b64(b"/absolute"),
+    _b64(b"a/../b"),
+    _b64(b"a\x00b"),
+    _b64(b"x" * 2000),
+    _b64("é".encode() * 600),
+]
+
+
+@pytest.mark.parametrize("cursor", FORGED_PATH_CURSORS, ids=_id)
+def test_forged_entry_cursors_are_refused(mem: Mem, cursor: Any) -> None:
+    _refused(mem, MemoryValidationError, "after", lambda: mem.call("list_memories", after=cursor))
+
+
+def test_a_cursor_of_any_valid_path_seeks_past_it(mem: Mem) -> None:
+    mem.store.create_memory(mem.sid, "z.md", "z")
+    page = mem.call("list_memories", after=_b64(b"notes/b"))
+    assert [e.path for e in page.items] == ["z.md"]
+
+
+@pytest.mark.parametrize(("value", "message"), BAD_IDS[:4], ids=_id)
+def test_bad_version_and_store_cursors_are_refused(mem: Mem, value: Any, message: str) -> None:
+    _refused(
+        mem,
+        MemoryValidationError,
+        f"after {message}",
+        lambda: mem.call("list_memory_versions", after=value),
+    )
+    _refused(
+        mem,
+        MemoryValidationError,
+        f"after {message}",
+        lambda: mem.store.list_memory_stores(after=value),
+    )
+
+
+def test_another_stores_ids_reach_nothing(mem: Mem) -> None:
+    store = mem.store
+    other = store.create_memory_store("other", user_id="alice").memory_store_id
+    before = mem.snapshot()
+    assert store.get_memory(other, mem.eid) is None
+    assert store.get_memory_version(other, mem.vid) is None
+    with pytest.raises(MemoryEntryNotFoundError):
+        store.update_memory(other, mem.eid, "hijack", 2)
+    with pytest.raises(MemoryEntryNotFoundError):
+        store.delete_memory(other, mem.eid)
+    with pytest.raises(MemoryVersionNotFoundError):
+        store.redact_memory_version(other, mem.vid)
+    with pytest.raises(MemoryValidationError, match="after: no version"):
+        store.list_memory_versions(other, after=mem.vid)
+    assert store.list_memory_versions(other, entry_id=mem.eid).items == []
+    assert mem.snapshot() == before
+
+
+@pytest.mark.parametrize("name", CALL_NAMES)
+def test_another_users_store_is_refused(mem: Mem, name: str) -> None:
+    _refused(
+        mem,
+        MemoryStoreOwnershipError,
+        "belongs to another user",
+        lambda: mem.call(name, user_id="mallory"),
+    )
+
+
+@pytest.mark.parametrize("name", CALL_NAMES)
+def test_the_owner_passes_the_same_check(mem: Mem, name: str) -> None:
+    mem.call(name, user_id="alice")
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"name": "a\x00b"}, "name must not contain NUL"),
+        ({"name": ""}, "name must be 1 to 256 bytes"),
+        ({"name": "x" * 257}, "name must be 1 to 256 bytes"),
+        ({"name": None}, "name must be a str"),
+        ({"description": "d" * 4097}, "description is 4097 bytes of UTF-8; the limit is 4096"),
+        ({"description": "a\x00"}, "description must not contain NUL"),
+        ({"description": "\udc00"}, "description is not valid UTF-8"),
+        ({"description": 5}, "description must be a str"),
+        ({"metadata": {"deep": nested(10_000)}}, "nested deeper than 900 levels"),
+        ({"metadata": {"x": float("nan")}}, "not valid JSON"),
+        ({"metadata": ["not", "a", "dict"]}, "metadata must be a dict"),
+        ({"user_id": "u\x00"}, "user_id must not contain NUL"),
+    ],
+)
+def test_bad_store_arguments_are_refused(mem: Mem, override: dict[str, Any], message: str) -> None:
+    args = {"name": "n", **override}
+    _refused(mem, MemoryValidationError, message, lambda: mem.store.create_memory_store(**args))
+
+
+@pytest.mark.parametrize(
+    ("ids", "message"),
+    [
+        ("memstore_a", "memory_store_ids must be a list"),
+        (42, "memory_store_ids must be a list"),
+        (["ok", "a\x00"], r"memory_store_ids\[1\] must not contain NUL"),
+        (["x" * 300], r"memory_store_ids\[0\] must be 1 to 256 bytes"),
+    ],
+)
+def test_bad_attachments_are_refused(mem: Mem, ids: Any, message: str) -> None:
+    for call in (mem.store.attach_memory_stores, mem.store.detach_memory_stores):
+        with pytest.raises(MemoryValidationError, match=message):
+            call("c", ids)
+    assert mem.store.get_conversation(conversation_id="c") is None
+
+
+@pytest.mark.parametrize("prefix", ["a\x00", "\ud800", "x" * 1025, 42])
+def test_bad_path_prefixes_are_refused(mem: Mem, prefix: Any) -> None:
+    _refused(
+        mem,
+        MemoryValidationError,
+        "path_prefix",
+        lambda: mem.call("list_memories", path_prefix=prefix),
+    )
