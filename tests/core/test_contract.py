@@ -19,7 +19,13 @@ ADAPTERS = sorted(
 )
 ADAPTER_FILES = sorted(f for a in ADAPTERS for f in (a / "src").rglob("*.py"))
 ALLOWED = {"convostore", "convostore.spi"}
-CORE_TABLES = ("convostore_conversations", "convostore_messages", "convostore_schema")
+CORE_TABLES = (
+    "convostore_conversations",
+    "convostore_messages",
+    "convostore_schema",
+    "convostore_clock",
+    "convostore_memory_",
+)
 
 
 def _core_imports(path: Path) -> list[str]:
@@ -122,20 +128,37 @@ def test_the_public_names_of_the_core() -> None:
             "ConvostoreError",
             "Limits",
             "ListConversationsResult",
+            "ListMemoriesResult",
+            "ListMemoryStoresResult",
+            "ListMemoryVersionsResult",
+            "MEMORY_STORES_KEY",
+            "MemoryEntry",
+            "MemoryEntryNotFoundError",
+            "MemoryOperation",
+            "MemoryPathConflictError",
             "MemoryQuotaExceededError",
+            "MemoryStore",
+            "MemoryStoreNotFoundError",
+            "MemoryStoreOwnershipError",
             "MemoryValidationError",
+            "MemoryVersion",
+            "MemoryVersionConflictError",
+            "MemoryVersionNotFoundError",
             "Message",
             "MessageIdConflictError",
             "MessageInput",
             "MessageNotFoundError",
             "NotFoundError",
             "Order",
+            "OwnershipError",
             "PromptContext",
             "Role",
             "StorageError",
             "afold_summary",
             "aprompt_context",
+            "amemory_context",
             "fold_summary",
+            "memory_context",
             "prompt_context",
             "responses_item_role",
             "run_in_thread",
@@ -152,6 +175,9 @@ def test_the_public_names_of_the_core() -> None:
         "backends",
         "convert",
         "errors",
+        "ids",
+        "memory_prompt",
+        "memory_stores",
         "models",
         "spi",
         "store",

@@ -13,6 +13,8 @@ from convostore import (
     MemoryValidationError,
     StorageError,
 )
+from convostore.backends.memories import MEMORY_TABLES
+from convostore.spi import Tx
 
 
 def test_default_url_is_a_file_in_the_working_directory(
@@ -38,7 +40,7 @@ def test_sqlite_file_uses_wal_and_reopens_with_its_data(tmp_path: Path) -> None:
     raw = sqlite3.connect(tmp_path / "a.db")
     assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert raw.execute("SELECT component, version FROM convostore_schema").fetchall() == [
-        ("core", 2)
+        ("core", 3)
     ]
 
 
@@ -63,7 +65,29 @@ def test_an_older_schema_is_upgraded_in_place(backend_url: str) -> None:
         rows = store.backend.read(
             lambda tx: tx.execute("SELECT component, version FROM convostore_schema")
         )
-        assert sorted(rows) == [("core", 2), ("demo", 2)]
+        assert sorted(rows) == [("core", 3), ("demo", 2)]
+
+
+def test_a_database_of_the_previous_schema_gains_memory_stores(shared_url: str) -> None:
+    """A database written before memory stores existed (core schema 2) opens, keeps its
+    conversations and gets the memory tables (step 3)."""
+    with ConversationStore(shared_url) as store:
+        store.append_message(conversation_id="c", role="user", content="before")
+
+        def downgrade(tx: Tx) -> None:
+            for table in MEMORY_TABLES:
+                tx.execute(f"DROP TABLE {table}")
+            tx.execute("UPDATE convostore_schema SET version = 2 WHERE component = 'core'")
+
+        store.backend.write(downgrade)
+    with ConversationStore(shared_url) as store:
+        assert [m.content for m in store.get_history(conversation_id="c")] == ["before"]
+        sid = store.create_memory_store("new").memory_store_id
+        store.create_memory(sid, "a.md", "works")
+        rows = store.backend.read(
+            lambda tx: tx.execute("SELECT version FROM convostore_schema WHERE component = 'core'")
+        )
+        assert rows == [(3,)]
 
 
 def test_a_store_that_cannot_connect_says_so() -> None:
