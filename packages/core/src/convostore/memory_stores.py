@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
+import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -107,6 +109,26 @@ def _owned(row: MemoryStoreRow, user_id: str | None) -> MemoryStoreRow:
     return row
 
 
+_VERSION_ID = re.compile(r"memver_[0-9a-f]{20}([0-9a-f]{12})")
+
+
+def _version_id(now: int, seq: int) -> str:
+    """``memver_`` + 12 hex digits of milliseconds + 8 random + 12 of the store's sequence
+    number (which finds the row by its primary key)."""
+    return f"memver_{now:012x}{secrets.randbits(32):08x}{seq:012x}"
+
+
+def _version_seq(version_id: str) -> int | None:
+    """The sequence number in a version id; None for anything not shaped like one."""
+    match = _VERSION_ID.fullmatch(version_id)
+    return None if match is None else int(match.group(1), 16)
+
+
+def _find_version(tx: Tx, sid: str, vid: str, *, content: bool) -> MemoryVersionRow | None:
+    seq = _version_seq(vid)
+    return None if seq is None else tx.memory_version(sid, seq, vid, content=content)
+
+
 def _path_cursor(path: str) -> str:
     return base64.urlsafe_b64encode(path.encode()).decode().rstrip("=")
 
@@ -191,7 +213,7 @@ class MemoryStoreMethods:
         row = MemoryVersionRow(
             store_id=store.id,
             seq=store.next_seq,
-            id=new_ids("memver_", now)[0],
+            id=_version_id(now, store.next_seq),
             entry_id=entry_id,
             version=version,
             operation=operation,
@@ -445,7 +467,7 @@ class MemoryStoreMethods:
                 redacted_at=None,
                 content=body,
             )
-            tx.update_memory_entry(updated)
+            tx.update_memory_entry(updated, moved=moved_to != entry.path)
             tx.save_memory_store(
                 store._replace(
                     updated_at=now,
@@ -536,7 +558,7 @@ class MemoryStoreMethods:
             self._read_store(tx, sid, uid)
             after_seq = None
             if start is not None:
-                found = tx.memory_version(sid, start, content=False)
+                found = _find_version(tx, sid, start, content=False)
                 if found is None:
                     raise MemoryValidationError(
                         f"after: no version {start!r} in memory store {sid!r}", argument="after"
@@ -563,7 +585,7 @@ class MemoryStoreMethods:
             if store is None:
                 return None
             _owned(store, uid)
-            return tx.memory_version(sid, vid, content=True)
+            return _find_version(tx, sid, vid, content=True)
 
         row = self.backend.read(read)
         return None if row is None else _version(row)
@@ -580,7 +602,7 @@ class MemoryStoreMethods:
 
         def write(tx: Tx) -> MemoryVersionRow:
             self._locked_store(tx, sid, uid)
-            row = tx.memory_version(sid, vid, content=False)
+            row = _find_version(tx, sid, vid, content=False)
             if row is None:
                 raise MemoryVersionNotFoundError(
                     f"version_id {vid!r} not found in memory store {sid!r}"

@@ -60,7 +60,6 @@ MEMORY_MIGRATION: list[str] = [
         content {blob},
         PRIMARY KEY (store_id, seq)
     )""",
-    "CREATE UNIQUE INDEX convostore_memory_versions_by_id ON convostore_memory_versions (id)",
     "CREATE INDEX convostore_memory_versions_by_entry"
     " ON convostore_memory_versions (entry_id, seq)",
 ]
@@ -209,12 +208,15 @@ class MemoryStatements(ABC):
             row[:8],
         )
 
-    def update_memory_entry(self, row: MemoryEntryRow) -> None:
+    def update_memory_entry(self, row: MemoryEntryRow, *, moved: bool) -> None:
+        """Point the entry at its new version (and its new path if ``moved``: a column that is
+        set is rewritten in its indexes even when its value is unchanged)."""
+        path = "path = ?, " if moved else ""
         self.execute(
-            "UPDATE convostore_memory_entries SET path = ?, version = ?, version_seq = ?,"
-            " size = ?, updated_at = ? WHERE store_id = ? AND id = ?",
+            f"UPDATE convostore_memory_entries SET {path}version = ?, version_seq = ?, size = ?,"
+            " updated_at = ? WHERE store_id = ? AND id = ?",
             [
-                row.path,
+                *([row.path] if moved else []),
                 row.version,
                 row.version_seq,
                 row.size,
@@ -254,13 +256,15 @@ class MemoryStatements(ABC):
         )
 
     def memory_version(
-        self, sid: str, version_id: str, *, content: bool
+        self, sid: str, seq: int, version_id: str, *, content: bool
     ) -> MemoryVersionRow | None:
+        """The version ``seq`` of the store, if its id is ``version_id`` (the id holds the
+        sequence number: no index on ids is needed)."""
         extra = ", content" if content else ""
         rows = self.execute(
             f"SELECT {_VERSION}{extra} FROM convostore_memory_versions"
-            " WHERE id = ? AND store_id = ?",
-            [version_id, sid],
+            " WHERE store_id = ? AND seq = ? AND id = ?",
+            [sid, seq, version_id],
         )
         if not rows:
             return None

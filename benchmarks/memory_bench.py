@@ -1,0 +1,155 @@
+"""Memory stores against the LangGraph store on the same database, printed as Markdown tables.
+
+    .venvs/langgraph/bin/python benchmarks/memory_bench.py [--entries 100000] [--quick]
+
+A memory write keeps a version, a counter and a store row exact; the floor is a key-value write
+with none of that: ``ConvostoreStore.put`` (convostore-langgraph's ``BaseStore``) on the same
+backend. Both sides run interleaved in one process; medians of rounds. ``list_memories(limit=20)``
+is timed in a store of 1,000 entries and in one of ``--entries`` (it must stay flat).
+PostgreSQL is the server at $CONVOSTORE_TEST_PG, in a scratch schema dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from itertools import count
+from urllib.parse import quote
+
+import psycopg
+from convostore import ConversationStore
+from convostore_langgraph import ConvostoreStore
+
+PG = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+TEXT = ("Notes on the deploy process. " * 80)[:2048]  # a 2 KB entry
+
+
+@contextmanager
+def backend(kind: str) -> Iterator[str]:
+    if kind == "sqlite":
+        with tempfile.TemporaryDirectory() as tmp:
+            yield f"sqlite:///{tmp}/bench.db"
+        return
+    schema = f"bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield f"{PG}?options={quote(f'-csearch_path={schema}')}"
+    finally:
+        with psycopg.connect(PG, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def per_op(fn: Callable[[], object], n: int) -> float:
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - start) / n
+
+
+def us(seconds: float) -> str:
+    return f"{seconds * 1e6:,.0f} µs"
+
+
+def fill(store: ConversationStore, kv: ConvostoreStore, sid: str, entries: int) -> None:
+    """``entries`` memory entries and as many LangGraph items, spread over directories."""
+    for i in range(entries):
+        path = f"dir{i % 100:02}/note{i:07}.md"
+        store.create_memory(sid, path, TEXT)
+        kv.put(("bench", sid), path, {"text": TEXT})
+
+
+def measure(kind: str, entries: int, rounds: int, ops: int) -> list[list[str]]:
+    with backend(kind) as url, ConversationStore(url) as store:
+        kv = ConvostoreStore(store)
+        small = store.create_memory_store("small").memory_store_id
+        large = store.create_memory_store("large").memory_store_id
+        started = time.perf_counter()
+        fill(store, kv, small, 1_000)
+        fill(store, kv, large, entries)
+        loaded = time.perf_counter() - started
+        if kind == "postgresql":
+            store.backend.write(lambda tx: tx.execute("ANALYZE"))
+
+        work = store.create_memory_store("work").memory_store_id
+        fresh = count()
+        entry = store.create_memory(work, "hot.md", TEXT)
+        version = [entry.version]
+        kv.put(("work",), "hot.md", {"text": TEXT})
+
+        def create() -> None:
+            store.create_memory(work, f"new/{next(fresh)}.md", TEXT)
+
+        def put_new() -> None:
+            kv.put(("work",), f"new/{next(fresh)}.md", {"text": TEXT})
+
+        def update() -> None:
+            version[0] = store.update_memory(work, entry.entry_id, TEXT, version[0]).version
+
+        def put_same() -> None:
+            kv.put(("work",), "hot.md", {"text": TEXT})
+
+        sides: dict[str, Callable[[], object]] = {
+            "create_memory": create,
+            "put (new key)": put_new,
+            "update_memory": update,
+            "put (same key)": put_same,
+            "get_memory": lambda: store.get_memory(work, entry.entry_id),
+            "get": lambda: kv.get(("work",), "hot.md"),
+            "list_memories(20), 1,000": lambda: store.list_memories(small, limit=20),
+            f"list_memories(20), {entries:,}": lambda: store.list_memories(large, limit=20),
+            "search(limit=20), 1,000": lambda: kv.search(("bench", small), limit=20),
+            f"search(limit=20), {entries:,}": lambda: kv.search(("bench", large), limit=20),
+        }
+        times: dict[str, list[float]] = {name: [] for name in sides}
+        for _ in range(rounds):
+            for name, fn in sides.items():
+                times[name].append(per_op(fn, ops))
+        med = {name: statistics.median(t) for name, t in times.items()}
+        big = f"{entries:,}"
+        return [
+            [kind, "create a 2 KB entry", us(med["create_memory"]), us(med["put (new key)"]),
+             f"{med['create_memory'] / med['put (new key)']:.2f}×"],
+            [kind, "update it (a new version)", us(med["update_memory"]),
+             us(med["put (same key)"]), f"{med['update_memory'] / med['put (same key)']:.2f}×"],
+            [kind, "get it", us(med["get_memory"]), us(med["get"]),
+             f"{med['get_memory'] / med['get']:.2f}×"],
+            [kind, f"list 20 of {big} / of 1,000 (flat?)",
+             f"{us(med[f'list_memories(20), {big}'])} / {us(med['list_memories(20), 1,000'])}"
+             f" = {med[f'list_memories(20), {big}'] / med['list_memories(20), 1,000']:.2f}×",
+             f"{us(med[f'search(limit=20), {big}'])} / {us(med['search(limit=20), 1,000'])}"
+             f" = {med[f'search(limit=20), {big}'] / med['search(limit=20), 1,000']:.2f}×",
+             f"{med[f'list_memories(20), {big}'] / med[f'search(limit=20), {big}']:.2f}×"],
+            [kind, f"load {entries + 1_000:,} entries and items (setup)", f"{loaded:.0f} s",
+             "", ""],
+        ]  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--entries", type=int, default=100_000)
+    parser.add_argument("--quick", action="store_true", help="10,000 entries, fewer rounds")
+    args = parser.parse_args()
+    entries = 10_000 if args.quick else args.entries
+    rounds, ops = (5, 100) if args.quick else (9, 200)
+    rows = []
+    for kind in ("sqlite", "postgresql"):
+        rows += measure(kind, entries, rounds, ops)
+    print(
+        f"\n### Memory stores against the LangGraph store ({time.strftime('%Y-%m-%d')},"
+        f" medians of {rounds} rounds of {ops})\n"
+    )
+    print("| backend | operation | memory store | LangGraph store (`put`/`get`/`search`) | ratio |")
+    print("|---|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()
