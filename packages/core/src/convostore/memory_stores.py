@@ -167,35 +167,36 @@ class MemoryStoreMethods:
         )
 
     @staticmethod
-    def _locked_store(tx: Tx, sid: str, user_id: str | None) -> MemoryStoreRow:
-        """Lock the memory store's row (every write to a store starts here)."""
-        row = tx.memory_store(sid, lock=True)
-        if row is None:
+    def _store_and_entry(
+        tx: Tx,
+        sid: str,
+        user_id: str | None,
+        *,
+        entry_id: str | None = None,
+        path: str | None = None,
+        content: bool = False,
+        lock: bool = False,
+    ) -> tuple[MemoryStoreRow, MemoryEntryRow | None]:
+        """The store's row (locked with ``lock``: every write to a store starts here), checked
+        for ``user_id``, with its live entry of that id or at that path, in one statement."""
+        store, entry = tx.store_and_entry(
+            sid, entry_id=entry_id, path=path, content=content, lock=lock
+        )
+        if store is None:
             raise MemoryStoreNotFoundError(f"memory_store_id {sid!r} not found")
-        return _owned(row, user_id)
+        return _owned(store, user_id), entry
 
     @staticmethod
-    def _read_store(tx: Tx, sid: str, user_id: str | None) -> MemoryStoreRow:
-        row = tx.memory_store(sid)
-        if row is None:
-            raise MemoryStoreNotFoundError(f"memory_store_id {sid!r} not found")
-        return _owned(row, user_id)
+    def _path_taken(sid: str, path: str) -> MemoryPathConflictError:
+        return MemoryPathConflictError(
+            f"path {path!r} is already a live entry of memory store {sid!r}"
+        )
 
     @staticmethod
-    def _live_entry(tx: Tx, sid: str, entry_id: str, *, content: bool = False) -> MemoryEntryRow:
-        row = tx.memory_entry(sid, entry_id=entry_id, content=content)
-        if row is None:
-            raise MemoryEntryNotFoundError(
-                f"entry_id {entry_id!r} is not a live entry of memory store {sid!r}"
-            )
-        return row
-
-    @staticmethod
-    def _path_free(tx: Tx, sid: str, path: str) -> None:
-        if tx.memory_entry(sid, path=path, content=False) is not None:
-            raise MemoryPathConflictError(
-                f"path {path!r} is already a live entry of memory store {sid!r}"
-            )
+    def _not_live(sid: str, entry_id: str) -> MemoryEntryNotFoundError:
+        return MemoryEntryNotFoundError(
+            f"entry_id {entry_id!r} is not a live entry of memory store {sid!r}"
+        )
 
     def _write_version(
         self,
@@ -310,8 +311,9 @@ class MemoryStoreMethods:
         entry_id = new_ids("mem_", now)[0]
 
         def write(tx: Tx) -> MemoryEntryRow:
-            store = self._locked_store(tx, sid, uid)
-            self._path_free(tx, sid, path)
+            store, taken = self._store_and_entry(tx, sid, uid, path=path, lock=True)
+            if taken is not None:
+                raise self._path_taken(sid, path)
             quota = limits.max_memory_entries_per_store
             if store.entry_count >= quota:
                 raise MemoryQuotaExceededError(
@@ -362,7 +364,7 @@ class MemoryStoreMethods:
         start = None if after is None else _decode_path_cursor(after, limits)
 
         def read(tx: Tx) -> list[MemoryEntryRow]:
-            self._read_store(tx, sid, uid)
+            self._store_and_entry(tx, sid, uid)
             return tx.page_memory_entries(sid, after=start, prefix=prefix or None, limit=limit + 1)
 
         rows = self.backend.read(read)
@@ -394,15 +396,15 @@ class MemoryStoreMethods:
     def _get_entry(
         self, sid: str, uid: str | None, *, entry_id: str | None = None, path: str | None = None
     ) -> MemoryEntry | None:
-        def read(tx: Tx) -> MemoryEntryRow | None:
-            store = tx.memory_store(sid)
-            if store is None:
-                return None
-            _owned(store, uid)
-            return tx.memory_entry(sid, entry_id=entry_id, path=path, content=True)
-
-        row = self.backend.read(read)
-        return None if row is None else _entry(row)
+        found = self.backend.read(
+            lambda tx: tx.store_and_entry(sid, entry_id=entry_id, path=path, content=True),
+            single_statement=True,
+        )
+        store, entry = found
+        if store is None:
+            return None
+        _owned(store, uid)
+        return None if entry is None else _entry(entry)
 
     def update_memory(
         self,
@@ -429,8 +431,11 @@ class MemoryStoreMethods:
         now = self.clock()
 
         def write(tx: Tx) -> MemoryEntryRow:
-            store = self._locked_store(tx, sid, uid)
-            entry = self._live_entry(tx, sid, eid, content=data is None)
+            store, entry = self._store_and_entry(
+                tx, sid, uid, entry_id=eid, content=data is None, lock=True
+            )
+            if entry is None:
+                raise self._not_live(sid, eid)
             if entry.version != expected:
                 raise MemoryVersionConflictError(
                     f"entry_id {eid!r} is at version {entry.version}, not version {expected}:"
@@ -438,8 +443,8 @@ class MemoryStoreMethods:
                     current_version=entry.version,
                 )
             moved_to = entry.path if new_path is None else new_path
-            if moved_to != entry.path:
-                self._path_free(tx, sid, moved_to)
+            if moved_to != entry.path and self._store_and_entry(tx, sid, None, path=moved_to)[1]:
+                raise self._path_taken(sid, moved_to)
             body = data
             if body is None:
                 if entry.redacted_at is not None:
@@ -497,15 +502,12 @@ class MemoryStoreMethods:
         now = self.clock()
 
         def write(tx: Tx) -> MemoryVersionRow:
-            store = self._locked_store(tx, sid, uid)
-            entry = tx.memory_entry(sid, entry_id=eid, content=False)
+            store, entry = self._store_and_entry(tx, sid, uid, entry_id=eid, lock=True)
             if entry is None:
                 last = tx.last_memory_version(sid, eid)
                 if last is not None and last.operation == "delete" and expected is None:
                     return last
-                raise MemoryEntryNotFoundError(
-                    f"entry_id {eid!r} is not a live entry of memory store {sid!r}"
-                )
+                raise self._not_live(sid, eid)
             if expected is not None and entry.version != expected:
                 raise MemoryVersionConflictError(
                     f"entry_id {eid!r} is at version {entry.version}, not version {expected}:"
@@ -555,7 +557,7 @@ class MemoryStoreMethods:
         start = check_optional_id("after", after, limits)
 
         def read(tx: Tx) -> list[MemoryVersionRow]:
-            self._read_store(tx, sid, uid)
+            self._store_and_entry(tx, sid, uid)
             after_seq = None
             if start is not None:
                 found = _find_version(tx, sid, start, content=False)
@@ -601,7 +603,7 @@ class MemoryStoreMethods:
         now = self.clock()
 
         def write(tx: Tx) -> MemoryVersionRow:
-            self._locked_store(tx, sid, uid)
+            self._store_and_entry(tx, sid, uid, lock=True)
             row = _find_version(tx, sid, vid, content=False)
             if row is None:
                 raise MemoryVersionNotFoundError(

@@ -127,6 +127,18 @@ class Tx(MemoryStatements, ABC):
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """Run one statement for each row of parameters."""
 
+    def execute_batch(
+        self, statements: Sequence[tuple[str, Sequence[Any]]]
+    ) -> list[list[tuple[Any, ...]]]:
+        """Run statements one after the other and return the rows of each: a server database
+        sends them together (one round trip), each still seeing what the ones before did."""
+        return [self.execute(sql, params) for sql, params in statements]
+
+    def send(self, sql: str, params: Sequence[Any] = ()) -> None:
+        """Run one statement whose rows nobody reads. A server database may only send it and
+        report its error with the next ``execute`` or at COMMIT (saving a round trip)."""
+        self.execute(sql, params)
+
     def lock_schema(self, component: str) -> None:
         """Keep concurrent migrators of ``component`` apart (SQLite's write lock already does)."""
 
@@ -168,7 +180,7 @@ class Tx(MemoryStatements, ABC):
         return ConversationRow(*rows[0]) if rows else None
 
     def save_conversation(self, row: ConversationRow) -> None:
-        self.execute(
+        self.send(
             "UPDATE convostore_conversations SET user_id = ?, last_message_at = ?,"
             " message_count = ?, next_seq = ?, metadata = ? WHERE id = ?",
             [
@@ -182,12 +194,12 @@ class Tx(MemoryStatements, ABC):
         )
 
     def delete_conversation(self, cid: str) -> None:
-        self.execute("DELETE FROM convostore_messages WHERE conversation_id = ?", [cid])
-        self.execute("DELETE FROM convostore_conversations WHERE id = ?", [cid])
+        self.send("DELETE FROM convostore_messages WHERE conversation_id = ?", [cid])
+        self.send("DELETE FROM convostore_conversations WHERE id = ?", [cid])
 
     def delete_user(self, user_id: str) -> int:
         """Delete every conversation of ``user_id`` and its messages; return how many."""
-        self.execute(
+        self.send(
             "DELETE FROM convostore_messages WHERE conversation_id IN"
             " (SELECT id FROM convostore_conversations WHERE user_id = ?)",
             [user_id],
@@ -253,7 +265,7 @@ class Tx(MemoryStatements, ABC):
     def insert_messages(self, cid: str, rows: Sequence[MessageRow]) -> None:
         sql = f"INSERT INTO convostore_messages (conversation_id, {_MSG}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
         if len(rows) == 1:
-            self.execute(sql, [cid, *rows[0]])
+            self.send(sql, [cid, *rows[0]])
         else:
             self.executemany(sql, [(cid, *row) for row in rows])
 
@@ -309,7 +321,7 @@ class Tx(MemoryStatements, ABC):
         return [r[0] for r in reversed(rows)]
 
     def update_message(self, cid: str, row: MessageRow) -> None:
-        self.execute(
+        self.send(
             "UPDATE convostore_messages SET content = ?, metadata = ?, updated_at = ?"
             " WHERE conversation_id = ? AND id = ?",
             [row.content, row.metadata, row.updated_at, cid, row.id],
@@ -323,7 +335,7 @@ class Tx(MemoryStatements, ABC):
         return bool(rows)
 
     def clear_messages(self, cid: str) -> None:
-        self.execute("DELETE FROM convostore_messages WHERE conversation_id = ?", [cid])
+        self.send("DELETE FROM convostore_messages WHERE conversation_id = ?", [cid])
 
 
 class Backend(ABC):

@@ -109,6 +109,7 @@ _STORE = (
     "id, user_id, name, description, metadata, created_at, updated_at, entry_count,"
     " total_size, next_seq"
 )
+_STORE_S = ", ".join(f"s.{c.strip()}" for c in _STORE.split(","))
 _ENTRY = "e.store_id, e.path, e.id, e.version, e.version_seq, e.size, e.created_at, e.updated_at"
 _ENTRY_JOIN = (
     " FROM convostore_memory_entries e JOIN convostore_memory_versions v"
@@ -129,6 +130,14 @@ class MemoryStatements(ABC):
     @abstractmethod
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
 
+    @abstractmethod
+    def send(self, sql: str, params: Sequence[Any] = ()) -> None: ...
+
+    @abstractmethod
+    def execute_batch(
+        self, statements: Sequence[tuple[str, Sequence[Any]]]
+    ) -> list[list[tuple[Any, ...]]]: ...
+
     # -- stores ----------------------------------------------------------------------------
 
     def memory_store(self, sid: str, *, lock: bool = False) -> MemoryStoreRow | None:
@@ -140,10 +149,10 @@ class MemoryStatements(ABC):
 
     def insert_memory_store(self, row: MemoryStoreRow) -> None:
         marks = ", ".join("?" for _ in row)
-        self.execute(f"INSERT INTO convostore_memory_stores ({_STORE}) VALUES ({marks})", row)
+        self.send(f"INSERT INTO convostore_memory_stores ({_STORE}) VALUES ({marks})", row)
 
     def save_memory_store(self, row: MemoryStoreRow) -> None:
-        self.execute(
+        self.send(
             "UPDATE convostore_memory_stores SET updated_at = ?, entry_count = ?,"
             " total_size = ?, next_seq = ? WHERE id = ?",
             [row.updated_at, row.entry_count, row.total_size, row.next_seq, row.id],
@@ -168,15 +177,15 @@ class MemoryStatements(ABC):
         return [MemoryStoreRow(*r) for r in self.execute(sql, [*params, limit])]
 
     def delete_memory_store(self, sid: str) -> None:
-        self.execute("DELETE FROM convostore_memory_versions WHERE store_id = ?", [sid])
-        self.execute("DELETE FROM convostore_memory_entries WHERE store_id = ?", [sid])
-        self.execute("DELETE FROM convostore_memory_stores WHERE id = ?", [sid])
+        self.send("DELETE FROM convostore_memory_versions WHERE store_id = ?", [sid])
+        self.send("DELETE FROM convostore_memory_entries WHERE store_id = ?", [sid])
+        self.send("DELETE FROM convostore_memory_stores WHERE id = ?", [sid])
 
     def delete_user_memory_stores(self, user_id: str) -> int:
         """Delete every memory store of ``user_id`` with its entries and versions."""
         owned = "(SELECT id FROM convostore_memory_stores WHERE user_id = ?)"
-        self.execute(f"DELETE FROM convostore_memory_versions WHERE store_id IN {owned}", [user_id])
-        self.execute(f"DELETE FROM convostore_memory_entries WHERE store_id IN {owned}", [user_id])
+        self.send(f"DELETE FROM convostore_memory_versions WHERE store_id IN {owned}", [user_id])
+        self.send(f"DELETE FROM convostore_memory_entries WHERE store_id IN {owned}", [user_id])
         return len(
             self.execute(
                 "DELETE FROM convostore_memory_stores WHERE user_id = ? RETURNING id", [user_id]
@@ -185,24 +194,54 @@ class MemoryStatements(ABC):
 
     # -- entries ---------------------------------------------------------------------------
 
-    def memory_entry(
-        self, sid: str, *, entry_id: str | None = None, path: str | None = None, content: bool
-    ) -> MemoryEntryRow | None:
-        """The live entry with that id (or that path), with its current version's redaction
-        time and, with ``content``, its content."""
-        column, value = ("e.id", entry_id) if entry_id is not None else ("e.path", path)
+    def store_and_entry(
+        self,
+        sid: str,
+        *,
+        entry_id: str | None = None,
+        path: str | None = None,
+        content: bool = False,
+        lock: bool = False,
+    ) -> tuple[MemoryStoreRow | None, MemoryEntryRow | None]:
+        """The memory store's row and its live entry with that id (or at that path), with its
+        current version's redaction time and, with ``content``, its content. Without ``lock``
+        one statement; with it, the store's row is locked first and the entry read after the
+        lock is held (in the same round trip on a server database): a join would read the
+        entry from before a wait for the lock."""
+        column, value = ("id", entry_id) if entry_id is not None else ("path", path)
         extra = ", v.redacted_at" + (", v.content" if content else "")
-        rows = self.execute(
-            f"SELECT {_ENTRY}{extra}{_ENTRY_JOIN} WHERE e.store_id = ? AND {column} = ?",
-            [sid, value],
-        )
-        if not rows:
-            return None
-        row = MemoryEntryRow(*rows[0][:9])
-        return row._replace(content=_bytes(rows[0][9])) if content else row
+        entry_sql = f"SELECT {_ENTRY}{extra}{_ENTRY_JOIN} WHERE e.store_id = ? AND e.{column} = ?"
+        if lock:
+            stores, entries = self.execute_batch(
+                [
+                    (
+                        f"SELECT {_STORE} FROM convostore_memory_stores WHERE id = ?"
+                        + self.lock_suffix,
+                        [sid],
+                    ),
+                    (entry_sql, [sid, value]),
+                ]
+            )
+            found = [(*stores[0], *entries[0]) if entries else (*stores[0], None)] if stores else []
+        else:
+            found = self.execute(
+                f"SELECT {_STORE_S}, {_ENTRY}{extra} FROM convostore_memory_stores s"
+                " LEFT JOIN (convostore_memory_entries e JOIN convostore_memory_versions v"
+                " ON v.store_id = e.store_id AND v.seq = e.version_seq)"
+                f" ON e.store_id = s.id AND e.{column} = ? WHERE s.id = ?",
+                [value, sid],
+            )
+        if not found:
+            return None, None
+        row = found[0]
+        store = MemoryStoreRow(*row[:10])
+        if row[10] is None:
+            return store, None
+        entry = MemoryEntryRow(*row[10:19])
+        return store, entry._replace(content=_bytes(row[19])) if content else entry
 
     def insert_memory_entry(self, row: MemoryEntryRow) -> None:
-        self.execute(
+        self.send(
             "INSERT INTO convostore_memory_entries (store_id, path, id, version, version_seq,"
             " size, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             row[:8],
@@ -212,7 +251,7 @@ class MemoryStatements(ABC):
         """Point the entry at its new version (and its new path if ``moved``: a column that is
         set is rewritten in its indexes even when its value is unchanged)."""
         path = "path = ?, " if moved else ""
-        self.execute(
+        self.send(
             f"UPDATE convostore_memory_entries SET {path}version = ?, version_seq = ?, size = ?,"
             " updated_at = ? WHERE store_id = ? AND id = ?",
             [
@@ -227,7 +266,7 @@ class MemoryStatements(ABC):
         )
 
     def delete_memory_entry(self, sid: str, entry_id: str) -> None:
-        self.execute(
+        self.send(
             "DELETE FROM convostore_memory_entries WHERE store_id = ? AND id = ?", [sid, entry_id]
         )
 
@@ -249,7 +288,7 @@ class MemoryStatements(ABC):
     # -- versions --------------------------------------------------------------------------
 
     def insert_memory_version(self, row: MemoryVersionRow) -> None:
-        self.execute(
+        self.send(
             f"INSERT INTO convostore_memory_versions ({_VERSION}, content)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             row,
@@ -297,7 +336,7 @@ class MemoryStatements(ABC):
         return MemoryVersionRow(*rows[0]) if rows else None
 
     def redact_memory_version(self, sid: str, seq: int, at: int) -> None:
-        self.execute(
+        self.send(
             "UPDATE convostore_memory_versions SET content = NULL, redacted_at = ?"
             " WHERE store_id = ? AND seq = ?",
             [at, sid, seq],

@@ -17,6 +17,7 @@ from .base import MIGRATIONS, Backend, T, Tx
 try:
     import psycopg
     from psycopg import errors as pg_errors
+    from psycopg import pq
     from psycopg.conninfo import conninfo_to_dict
     from psycopg_pool import ConnectionPool
 except ImportError as exc:  # pragma: no cover - depends on the install
@@ -33,9 +34,16 @@ CONNECT_TIMEOUT = 5
 class PostgresTx(Tx):
     lock_suffix = " FOR UPDATE"
 
-    def __init__(self, conn: psycopg.Connection[Any], *, single_statement: bool = False) -> None:
+    def __init__(
+        self,
+        conn: psycopg.Connection[Any],
+        *,
+        single_statement: bool = False,
+        pipeline: psycopg.Pipeline | None = None,
+    ) -> None:
         self.conn = conn
         self.single_statement = single_statement
+        self.pipeline = pipeline
 
     @staticmethod
     @functools.lru_cache(maxsize=512)
@@ -48,7 +56,23 @@ class PostgresTx(Tx):
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         self._counted()
         cur = self.conn.execute(self._sql(sql), params)
+        if self.pipeline is not None:
+            self.pipeline.sync()  # one round trip for this and every statement sent before
         return cur.fetchall() if cur.description is not None else []
+
+    def execute_batch(
+        self, statements: Sequence[tuple[str, Sequence[Any]]]
+    ) -> list[list[tuple[Any, ...]]]:
+        if self.pipeline is None:
+            return super().execute_batch(statements)
+        self._counted(len(statements))
+        cursors = [self.conn.execute(self._sql(sql), params) for sql, params in statements]
+        self.pipeline.sync()
+        return [cur.fetchall() if cur.description is not None else [] for cur in cursors]
+
+    def send(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self._counted()
+        self.conn.execute(self._sql(sql), params)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = self._counted_rows(rows)
@@ -154,9 +178,7 @@ class PostgresBackend(Backend):
                         return self._autocommit(conn, body)
                     if read_only:
                         return self._snapshot(conn, body)
-                    conn.read_only = False
-                    with conn.transaction():
-                        return body(PostgresTx(conn))
+                    return self._pipelined(conn, body)
             except _RETRYABLE as exc:
                 if time.monotonic() > deadline:
                     raise StorageError(f"PostgreSQL error: {exc}") from exc
@@ -184,6 +206,29 @@ class PostgresBackend(Backend):
         finally:
             if not conn.broken:  # a dead connection is discarded: keep the real error
                 conn.isolation_level = level
+
+    @staticmethod
+    def _pipelined(conn: psycopg.Connection[Any], fn: Callable[[Tx], T]) -> T:
+        """Run ``fn`` between BEGIN and COMMIT in pipeline mode: a statement whose rows ``fn``
+        reads costs one round trip with every statement sent before it; the others
+        (``Tx.send``) travel with the next one or with the COMMIT, where their errors are
+        raised. An append to an existing conversation takes two round trips."""
+        autocommit = conn.autocommit
+        conn.autocommit = True  # BEGIN and COMMIT are sent in the pipeline, as statements
+        try:
+            with conn.pipeline() as pipeline:
+                conn.execute(b"BEGIN")
+                result = fn(PostgresTx(conn, pipeline=pipeline))
+                conn.execute(b"COMMIT")
+        except BaseException:
+            if not conn.broken and conn.pgconn.transaction_status != pq.TransactionStatus.IDLE:
+                with contextlib.suppress(psycopg.Error):  # keep the real error
+                    conn.execute(b"ROLLBACK")
+            raise
+        finally:
+            if not conn.broken:
+                conn.autocommit = autocommit
+        return result
 
     @staticmethod
     def _autocommit(conn: psycopg.Connection[Any], fn: Callable[[Tx], T]) -> T:
