@@ -26,6 +26,9 @@ from .errors import (
 )
 from .memory_prompt import amemory_context, memory_context
 from .models import (
+    ChangeKind,
+    ConversationChange,
+    ConversationChanges,
     ConversationMeta,
     ListConversationsResult,
     ListMemoriesResult,
@@ -47,7 +50,10 @@ from .validation import Limits
 __all__ = [
     "MEMORY_STORES_KEY",
     "AsyncConversationStore",
+    "ChangeKind",
     "ConflictError",
+    "ConversationChange",
+    "ConversationChanges",
     "ConversationMeta",
     "ConversationOwnershipError",
     "ConversationStore",
