@@ -17,7 +17,7 @@ src_claude := packages/claude-session/src
 src_crewai := packages/crewai-glue/src
 
 
-.PHONY: uv services install demo test lint typecheck bench dist test-dist example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services install demo test lint typecheck bench dist test-dist test-docs docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES))
 
@@ -70,7 +70,12 @@ $(addprefix test-,$(PACKAGES)): test-%: install-% services
 	@echo "==> tests/$* in .venvs/$*"
 	@if [ -d tests/$* ]; then .venvs/$*/bin/pytest tests/$* -q -p no:cacheprovider; fi
 
-test: lint typecheck $(addprefix test-,$(PACKAGES)) test-dist
+# Every README's ```python blocks, each run in its package's environment (tests/docs).
+test-docs: install services
+	@echo "==> tests/docs: every README code block runs as pasted, or is an excerpt of examples/"
+	@.venvs/core/bin/pytest tests/docs -q -p no:cacheprovider
+
+test: lint typecheck $(addprefix test-,$(PACKAGES)) test-docs test-dist
 
 bench: install-core
 	.venvs/core/bin/python benchmarks/core_bench.py
