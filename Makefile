@@ -17,7 +17,7 @@ src_claude := packages/claude-session/src
 src_crewai := packages/crewai-glue/src
 
 
-.PHONY: uv services install demo test lint typecheck bench $(addprefix bench-,core langgraph openai claude crewai) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services install demo test lint typecheck bench bench-memory $(addprefix bench-,core langgraph openai claude crewai) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES))
 
@@ -95,4 +95,10 @@ $(addprefix bench-,$(BENCHES)): bench-%: install-% services
 	.venvs/$*/bin/python benchmarks/$*_bench.py --markdown benchmarks/results/$*.md
 	@.venvs/core/bin/python benchmarks/report.py
 
-bench: $(addprefix bench-,$(BENCHES))
+# Memory stores against the LangGraph store on the same database: in the LangGraph environment.
+bench-memory: install-langgraph services
+	@echo "==> benchmarks/memory_bench.py in .venvs/langgraph -> benchmarks/results/memory.md"
+	.venvs/langgraph/bin/python benchmarks/memory_bench.py --markdown benchmarks/results/memory.md
+	@.venvs/core/bin/python benchmarks/report.py
+
+bench: $(addprefix bench-,$(BENCHES)) bench-memory
