@@ -125,7 +125,9 @@ def test_the_public_names_of_the_core() -> None:
             "ConflictError",
             "ConversationChange",
             "ConversationChanges",
+            "ConversationExistsError",
             "ConversationMeta",
+            "ConversationNotFoundError",
             "ConversationOwnershipError",
             "ConversationStore",
             "ConvostoreError",
@@ -156,10 +158,14 @@ def test_the_public_names_of_the_core() -> None:
             "OwnershipError",
             "PromptContext",
             "Role",
+            "TITLE_KEY",
             "StorageError",
+            "aensure_title",
             "afold_summary",
             "aprompt_context",
             "amemory_context",
+            "ensure_title",
+            "first_exchange",
             "fold_summary",
             "memory_context",
             "prompt_context",
@@ -176,6 +182,7 @@ def test_the_public_names_of_the_core() -> None:
     public = {n for n in dir(convostore) if not n.startswith("_")}
     modules = {
         "backends",
+        "conventions",
         "convert",
         "errors",
         "ids",
@@ -186,6 +193,7 @@ def test_the_public_names_of_the_core() -> None:
         "store",
         "summary",
         "threads",
+        "titles",
         "validation",
     }
     assert public - set(convostore.__all__) <= modules

@@ -304,6 +304,27 @@ class Tx(MemoryStatements, ABC):
     def message(self, cid: str, mid: str) -> MessageRow | None:
         return self.messages_by_id(cid, [mid]).get(mid)
 
+    def copy_messages(self, source: str, target: str, max_seq: int | None) -> tuple[int, int]:
+        """Copy the messages of ``source`` (up to ``max_seq``) into ``target`` with their ids,
+        positions and times, inside the database; return how many and the last position."""
+        bound = "" if max_seq is None else " AND seq <= ?"
+        params: list[Any] = [source] if max_seq is None else [source, max_seq]
+        _, counted = self.execute_batch(
+            [
+                (
+                    f"INSERT INTO convostore_messages (conversation_id, {_MSG}) SELECT ?, {_MSG}"
+                    f" FROM convostore_messages WHERE conversation_id = ?{bound}",
+                    [target, *params],
+                ),
+                (
+                    "SELECT count(*), coalesce(max(seq), 0) FROM convostore_messages"
+                    " WHERE conversation_id = ?",
+                    [target],
+                ),
+            ]
+        )
+        return int(counted[0][0]), int(counted[0][1])
+
     def seq_of(self, cid: str, mid: str) -> int | None:
         rows = self.execute(
             "SELECT seq FROM convostore_messages WHERE conversation_id = ? AND id = ?", [cid, mid]
