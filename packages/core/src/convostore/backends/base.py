@@ -54,6 +54,9 @@ _DIALECT_TEXT = {
     "postgresql": {"{collate}": 'COLLATE "C"', "{blob}": "BYTEA"},
 }
 
+# One conversation's messages between two positions, as a range on the primary key.
+_IN_CONVERSATION = "(conversation_id, seq) > (?, ?) AND (conversation_id, seq) < (?, ?)"
+MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1
 _CONV = "id, user_id, created_at, last_message_at, message_count, next_seq, metadata"
 _MSG = "seq, id, role, content, metadata, created_at, updated_at"
 
@@ -235,21 +238,34 @@ class Tx(MemoryStatements, ABC):
     def page_conversations(
         self, user_id: str | None, bound: tuple[int, str] | None, descending: bool, limit: int
     ) -> list[ConversationRow]:
-        """Up to ``limit`` conversations strictly past ``bound``, walking in one direction."""
+        """Up to ``limit`` conversations strictly past ``bound``, walking in one direction.
+        A user's are bounded by row values on the whole index key, not ``user_id = ?``: without
+        table statistics (a fresh bulk load) PostgreSQL would take the equality for a handful of
+        rows, read all of them and sort; a range on the key makes it walk the index."""
+        direction = "DESC" if descending else "ASC"
         where: list[str] = []
         params: list[Any] = []
         if user_id is not None:
-            where.append("user_id = ?")
-            params.append(user_id)
-        if bound is not None:
-            op = "<" if descending else ">"
-            where.append(f"(last_message_at, id) {op} (?, ?)")  # a range seek on the index
-            params += [bound[0], bound[1]]
-        direction = "DESC" if descending else "ASC"
+            # One bound each way (a third would make the planner expect too few rows again).
+            low = ("(user_id, last_message_at) >= (?, ?)", [user_id, MIN_INT64])
+            high = ("(user_id, last_message_at) <= (?, ?)", [user_id, MAX_INT64])
+            if bound is not None:
+                op = "<" if descending else ">"
+                past = (f"(user_id, last_message_at, id) {op} (?, ?, ?)", [user_id, *bound])
+                low, high = (low, past) if descending else (past, high)
+            where += [low[0], high[0]]
+            params += [*low[1], *high[1]]
+            order = f"user_id {direction}, last_message_at {direction}, id {direction}"
+        else:
+            order = f"last_message_at {direction}, id {direction}"
+            if bound is not None:
+                op = "<" if descending else ">"
+                where.append(f"(last_message_at, id) {op} (?, ?)")  # a range seek on the index
+                params += [bound[0], bound[1]]
         sql = (
             f"SELECT {_CONV} FROM convostore_conversations"
             + (f" WHERE {' AND '.join(where)}" if where else "")
-            + f" ORDER BY last_message_at {direction}, id {direction} LIMIT ?"
+            + f" ORDER BY {order} LIMIT ?"
         )
         return [ConversationRow(*r) for r in self.execute(sql, [*params, limit])]
 
@@ -340,16 +356,19 @@ class Tx(MemoryStatements, ABC):
         newest_first: bool,
         limit: int | None,
     ) -> list[MessageRow]:
-        """``limit`` messages (all if None) nearest the cursor, or the oldest/newest, in walk order."""
-        sql = f"SELECT {_MSG} FROM convostore_messages WHERE conversation_id = ?"
-        params: list[Any] = [cid]
-        if after_seq is not None:
-            sql += " AND seq > ?"
-            params.append(after_seq)
-        elif before_seq is not None:
-            sql += " AND seq < ?"
-            params.append(before_seq)
-        sql += f" ORDER BY seq {'DESC' if newest_first else 'ASC'}"
+        """``limit`` messages (all if None) nearest the cursor, or the oldest/newest, in walk
+        order: a range on the primary key (see ``page_conversations`` for why not ``=``)."""
+        direction = "DESC" if newest_first else "ASC"
+        sql = (
+            f"SELECT {_MSG} FROM convostore_messages"
+            f" WHERE {_IN_CONVERSATION} ORDER BY conversation_id {direction}, seq {direction}"
+        )
+        params: list[Any] = [
+            cid,
+            after_seq or 0,
+            cid,
+            MAX_INT64 if before_seq is None else before_seq,
+        ]
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
@@ -357,10 +376,13 @@ class Tx(MemoryStatements, ABC):
 
     def message_contents(self, cid: str, last: int | None) -> list[str]:
         """The stored content text of every message (or the newest ``last``), oldest first."""
-        sql = "SELECT content FROM convostore_messages WHERE conversation_id = ?"
+        sql = f"SELECT content FROM convostore_messages WHERE {_IN_CONVERSATION}"
+        params: list[Any] = [cid, 0, cid, MAX_INT64]
         if last is None:
-            return [r[0] for r in self.execute(f"{sql} ORDER BY seq", [cid])]
-        rows = self.execute(f"{sql} ORDER BY seq DESC LIMIT ?", [cid, last])
+            return [r[0] for r in self.execute(f"{sql} ORDER BY conversation_id, seq", params)]
+        rows = self.execute(
+            f"{sql} ORDER BY conversation_id DESC, seq DESC LIMIT ?", [*params, last]
+        )
         return [r[0] for r in reversed(rows)]
 
     def update_message(self, cid: str, row: MessageRow) -> None:
