@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 import weakref
+from typing import Any
 
 import ormsgpack
 import pytest
 from convostore import MemoryValidationError
 from convostore.spi import check_text
 from convostore_langgraph._codec import (
+    _IN_ROW_KEY,
     _PACK_OPTS,
     _SOLE,
+    Codec,
+    _BlobRow,
     _common_prefix,
     _exclusive,
     _hand_out,
@@ -29,8 +33,11 @@ from convostore_langgraph._codec import (
     _thaw,
     _thread_id,
     _unpack_ext,
+    unneeded_blobs,
 )
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 
 def _call(x: int) -> AIMessage:
@@ -203,3 +210,105 @@ def test_a_too_deep_value_is_a_validation_error() -> None:
         raise TypeError("string contains surrogates")
     with pytest.raises(TypeError, match="other"), _serializing("x"):
         raise TypeError("other")
+
+
+# -- the storage model (Codec): rows without a database ---------------------------------------
+
+
+def _codec(cache_size: int = 16, max_delta_depth: int = 128) -> Codec:
+    return Codec(JsonPlusSerializer(), _Heads(cache_size), max_delta_depth)
+
+
+def _messages(n: int) -> list[AIMessage]:
+    return [AIMessage(f"message {i} " + "x" * 300, id=str(i)) for i in range(n)]
+
+
+def test_a_checkpoint_skeleton_round_trips_with_values_in_the_row() -> None:
+    codec = _codec()
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_versions"] = {"n": "1", "s": "1"}
+    ctype, data = codec.encode(checkpoint, {"n": 2**80}, {"s": codec.serde.dumps_typed("small")})
+    assert ctype == "skeleton"
+    decoded = codec.decode(ctype, data)
+    assert decoded[_IN_ROW_KEY] == {"n": 2**80, "s": "small"}
+    assert decoded["channel_versions"] == {"n": "1", "s": "1"}
+    assert codec.decode(ctype, data, values=False)[_IN_ROW_KEY] == {"n": 2**80}  # typed skipped
+    checkpoint["channel_versions"] = {f"channel {i}": f"{i:012}" for i in range(50)}
+    assert codec.encode(checkpoint, {}, {})[0] == "skeleton+zlib"  # big: compressed
+
+
+def test_small_values_stay_in_the_row_and_lists_grow_by_deltas() -> None:
+    codec = _codec()
+    rows = codec.channel_rows("t", "", {"n": 1, "s": "hi", "m": _messages(2)}, {}, {"m": "1"})
+    assert rows.plain == {"n": 1} and rows.typed == {}  # "s" has no version: not stored
+    [whole] = rows.blobs
+    assert (whole.channel, whole.version, whole.base) == ("m", "1", None)
+    codec.written("t", "", rows)
+    grown = [*_messages(2), AIMessage("new", id="new")]
+    [delta] = codec.channel_rows("t", "", {"m": grown}, {}, {"m": "2"}).blobs
+    assert (delta.base, delta.keep, delta.depth) == ("1", 2, 1)
+    assert codec.serde.loads_typed((delta.type, delta.data or b"")) == grown[2:]
+    codec.snapshot(delta)  # its base was pruned meanwhile: stored whole
+    assert delta.base is None and codec.serde.loads_typed((delta.type, delta.data or b"")) == grown
+
+
+def test_an_item_changed_in_place_is_stored_from_there_on() -> None:
+    codec = _codec()
+    items = _messages(3)
+    codec.written("t", "", codec.channel_rows("t", "", {"m": items}, {}, {"m": "1"}))
+    items[1].content = "edited in place"
+    [delta] = codec.channel_rows("t", "", {"m": items}, {}, {"m": "2"}).blobs
+    assert (delta.base, delta.keep) == ("1", 1)
+
+
+def test_a_saver_without_the_head_decides_as_the_writer_did() -> None:
+    writer, reader = _codec(), _codec()
+    small = writer.channel_rows("t", "", {"s": "small"}, {}, {"s": "1"})
+    assert small.typed and not small.blobs
+    writer.written("t", "", small)
+    again = writer.unchanged("t", "", "s", "1", "small")  # known from the head
+    assert again is not None and again.in_row
+    assert reader.unchanged("t", "", "s", "1", "small") == again  # known from the size
+    assert reader.unchanged("t", "", "m", "1", _messages(300)) is None  # long: a blob row
+
+
+def test_values_are_rebuilt_from_delta_chains() -> None:
+    codec = _codec()
+    dumps = codec.serde.dumps_typed
+    blobs = {
+        ("t", "", "m", "1"): _BlobRow(*dumps([1, 2, 3]), None, None, 0, 0, 10),
+        ("t", "", "m", "2"): _BlobRow(*dumps([4]), "1", 2, 1, 5, 10),
+        ("t", "", "m", "3"): _BlobRow(*dumps([5, 6]), "2", 3, 2, 10, 10),
+    }
+    memo: dict[Any, Any] = {}
+    assert codec.value(("t", "", "m", "3"), blobs, memo) == [1, 2, 4, 5, 6]
+    assert memo[("t", "", "m", "2")] == [1, 2, 4]
+
+
+def test_blobs_no_checkpoint_needs_are_found() -> None:
+    checkpoints = [("", {"channel_versions": {"m": "3", "s": "1"}})]
+    bases = {("", "m", "1"): None, ("", "m", "2"): "1", ("", "m", "3"): "2", ("", "m", "9"): None}
+    bases[("", "old", "1")] = None
+    assert sorted(unneeded_blobs("t", checkpoints, bases)) == [
+        ("t", "", "m", "9"),
+        ("t", "", "old", "1"),
+    ]
+
+
+def test_a_built_tuple_shares_nothing_with_the_cache() -> None:
+    codec = _codec()
+    items = _messages(3)
+    codec.written("t", "", codec.channel_rows("t", "", {"m": items}, {}, {"m": "1"}))
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_versions"] = {"m": "1"}
+    ctype, data = codec.encode(checkpoint, {}, {})
+    row = ("t", "", checkpoint["id"], None, ctype, data, "{}")
+    memo: dict[Any, Any] = {}
+    decoded, keys = codec.blob_keys([row], memo)
+    assert keys == set()  # the list is taken from the head, not read
+    built = codec.build((row, decoded[0], {}, []), memo)
+    got = built.checkpoint["channel_values"]["m"]
+    assert got == items and all(a is not b for a, b in zip(got, items, strict=True))
+    got[0].content = "changed by the reader"
+    again = codec.build((row, codec.blob_keys([row], {})[0][0], {}, []), memo)
+    assert again.checkpoint["channel_values"]["m"][0].content == items[0].content
