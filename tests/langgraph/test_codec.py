@@ -24,13 +24,11 @@ from convostore_langgraph._codec import (
     _metadata_matches,
     _metadata_text,
     _namespace,
-    _own,
-    _own_extended,
     _pack_default,
+    _private_copies,
     _private_copy,
     _same,
     _serializing,
-    _thaw,
     _thread_id,
     _unpack_ext,
     unneeded_blobs,
@@ -38,6 +36,7 @@ from convostore_langgraph._codec import (
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from pydantic import BaseModel
 
 
 def _call(x: int) -> AIMessage:
@@ -85,23 +84,45 @@ def test_the_common_prefix_of_messages() -> None:
     assert _common_prefix([], mine) == 0
 
 
-def test_runs_give_fresh_equal_objects_and_stay_few() -> None:
-    items, runs = _own([HumanMessage("m0", id="0")])
-    for n in range(1, 300):
-        items, runs = _own_extended(items, runs, len(items), [AIMessage(f"m{n}", id=str(n))])
-        assert runs is not None and len(runs) <= n.bit_length() + 1
-        assert sum(count for count, _ in runs) == len(items)
-    thawed = _thaw(items, runs)
-    assert thawed == items and all(a is not b for a, b in zip(thawed, items, strict=True))
-    # an edit in the middle: the kept prefix, then the new items
-    edited, runs = _own_extended(items, runs, 150, [AIMessage("edited", id="e")])
-    assert _thaw(edited, runs) == [*items[:150], AIMessage("edited", id="e")]
+def _mutable_ids(value: object) -> set[int]:
+    """The ids of every list, dict, set and model inside ``value``."""
+    found: set[int] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list | dict | set | BaseModel):
+            found.add(id(item))
+            if isinstance(item, dict):
+                stack += list(item.values())
+            elif isinstance(item, BaseModel):
+                found |= {id(item.__dict__), id(item.__pydantic_fields_set__)}
+                stack += [item.__dict__, item.__pydantic_extra__, item.__pydantic_private__]
+            else:
+                stack += list(item)
+    return found
+
+
+def test_private_copies_share_immutable_leaves_only() -> None:
+    items = [HumanMessage("hi", id="h"), _call(1), {"nested": [1, {"a": "b"}]}, ["x", {1, 2}]]
+    copies = _private_copies(items)
+    assert copies == items
+    assert not _mutable_ids(copies) & _mutable_ids(items)
+    assert copies[0].content is items[0].content  # text is shared: comparing it is a pointer
+    assert copies[1].model_fields_set == items[1].model_fields_set
+    assert _common_prefix(copies, items) == 4
 
 
 def test_what_pickle_cannot_take_is_deep_copied() -> None:
-    items, runs = _own([{"f": lambda: 1, "v": [1]}])  # a lambda: not picklable
-    assert runs is None and items[0]["v"] == [1]
-    assert _thaw(items, runs)[0]["v"] is not items[0]["v"]
+    [copied] = _private_copies([{"f": lambda: 1, "v": [1]}])  # a lambda: not picklable
+    assert copied["v"] == [1]
+    assert copied["v"] is not _private_copies([copied])[0]["v"]
+    odd = {("tuple", "key"): [1], "t": (1, [2])}  # kinds not copied a field at a time
+    again = _private_copy(odd)
+    assert again == odd and again["t"][1] is not odd["t"][1]
+    deep: dict[str, object] = {}
+    for _ in range(400):  # deeper than the field-at-a-time copy recurses: pickle copies it
+        deep = {"d": deep}
+    assert _private_copy(deep) == deep and _private_copies([deep]) == [deep]
 
 
 def test_reference_counts_tell_what_only_the_saver_holds() -> None:
@@ -134,8 +155,8 @@ def test_a_read_gets_the_stored_objects_only_if_nobody_else_holds_them() -> None
     heads = _Heads(4)
 
     def head() -> _Head:
-        own, runs = _own([HumanMessage("hi", id="1"), _call(1)])
-        return _Head("v1", own, runs=runs, shared=[HumanMessage("hi", id="1"), _call(1)])
+        own = _private_copies([HumanMessage("hi", id="1"), _call(1)])
+        return _Head("v1", own, shared=[HumanMessage("hi", id="1"), _call(1)])
 
     h = head()
     shared = h.shared
