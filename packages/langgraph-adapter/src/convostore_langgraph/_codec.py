@@ -149,6 +149,9 @@ class _Blob:
     snap: int = 0
     value: Any = None  # the full list, to fall back to a snapshot if the base has gone
     in_row: bool = False
+    # (version, n): the first n items equal the saver's own copies of that version, which
+    # the head of this one reuses (also when the row is a snapshot)
+    equal: tuple[str, int] | None = None
 
 
 def _same(mine: Any, theirs: Any) -> bool:
@@ -674,9 +677,11 @@ class Codec:
                     tail=tail,
                     snap=head.snap,
                     value=value,
+                    equal=(head.version, keep),
                 )
         type_, data = whole or self.serde.dumps_typed(value)
-        return _Blob(channel, version, type_, data, snap=len(data), value=value)
+        equal = (head.version, keep) if keep and head is not None else None
+        return _Blob(channel, version, type_, data, snap=len(data), value=value, equal=equal)
 
     def unchanged(
         self, thread_id: str, ns: str, channel: str, version: str, value: Any
@@ -709,7 +714,6 @@ class Codec:
     def written(self, thread_id: str, ns: str, rows: ChannelRows) -> None:
         """Remember the versions a committed checkpoint stored as the channels' heads."""
         for b in rows.blobs:
-            base = None if b.base is None or b.keep is None else (b.base, b.keep)
             self._remember(
                 (thread_id, ns, b.channel, b.version),
                 b.value,
@@ -717,7 +721,7 @@ class Codec:
                 tail=b.tail,
                 snap=b.snap,
                 size=len(b.data or b""),
-                base=base,
+                equal=b.equal,
             )
         for b in rows.in_row:
             self.heads.set(
@@ -734,15 +738,15 @@ class Codec:
         tail: int,
         snap: int,
         size: int,
-        base: tuple[str, int] | None = None,
+        equal: tuple[str, int] | None = None,
     ) -> None:
         """Record the version as the channel's head, keeping lists (the base of the next delta)
         and immutable text or bytes up to ``_CACHE_MAX`` bytes; never other objects
         (``_NOVALUE`` then: the head only says the version is a row).
 
         A list kept is the saver's own: ``value`` may be the caller's (``put``), so its items
-        are copied, except the first ``keep`` of a delta on ``base = (version, keep)``, which
-        are the previous head's own items (``blob_for`` found them equal). The caller's list
+        are copied, except the first ``n`` when ``equal = (version, n)`` names the previous
+        head, whose own items they are (``blob_for`` found them equal). The caller's list
         is kept too, as ``shared``: the next read hands it on if by then nobody else holds it
         (``_hand_out``)."""
         if self.heads.size <= 0:
@@ -750,9 +754,9 @@ class Codec:
         shared = states = None
         if type(value) is list:
             shared = list(value) if _SOLE is not None else None  # see _hand_out
-            previous = self.heads.get((key[0], key[1], key[2])) if base else None
-            if base and previous and previous.version == base[0] and type(previous.value) is list:
-                keep = base[1]
+            previous = self.heads.get((key[0], key[1], key[2])) if equal else None
+            if equal and previous and previous.version == equal[0] and type(previous.value) is list:
+                keep = equal[1]
                 copies = _private_copies(value[keep:])
                 value = [*previous.value[:keep], *copies]
                 if previous.states is not None and (more := _states(copies)) is not None:
