@@ -79,11 +79,14 @@ def test_the_spi_is_what_architecture_md_names() -> None:
     assert sorted(spi.__all__) == sorted(
         [
             "Backend",
+            "Component",
             "Limits",
             "MAX_INT64",
+            "PruneRequest",
             "POSTGRESQL_ONLY",
             "SQLITE_ONLY",
             "StoreLike",
+            "Table",
             "Tx",
             "WouldBlock",
             "check_id",
@@ -150,7 +153,11 @@ def test_the_public_names_of_the_core() -> None:
     public = {n for n in dir(convostore) if not n.startswith("_")}
     modules = {
         "backends",
+        "cli",
+        "components",
         "convert",
+        "maintenance",
+        "transfer",
         "errors",
         "models",
         "spi",

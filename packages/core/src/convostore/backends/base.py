@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NamedTuple, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+if TYPE_CHECKING:
+    from ..components import Component
 
 T = TypeVar("T")
 
@@ -127,6 +130,17 @@ class Tx(ABC):
     @abstractmethod
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """Run one statement for each row of parameters."""
+
+    def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple[Any, ...]]:
+        """Run one query and yield its rows without holding them all (a cursor read in
+        chunks); consume it inside the transaction."""
+        yield from self.execute(sql, params)
+
+    def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        """Insert ``rows`` into ``table`` as fast as the database takes them (PostgreSQL:
+        ``COPY``); names come from a registered ``Component``, never from input."""
+        marks = ", ".join("?" for _ in columns)
+        self.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
 
     def lock_schema(self, component: str) -> None:  # noqa: B027 - optional hook
         """Keep concurrent migrators of ``component`` apart (SQLite's write lock already does)."""
@@ -361,8 +375,11 @@ class Backend(ABC):
         several transactions but write in one, its last: after a write, locks are waited for."""
         raise WouldBlock
 
-    def migrate(self, component: str, steps: Sequence[Sequence[str]]) -> None:
-        """Bring ``component``'s tables to version ``len(steps)`` in one transaction.
+    def migrate(
+        self, component: Component | str, steps: Sequence[Sequence[str]] | None = None
+    ) -> None:
+        """Bring a ``Component``'s tables (or those of the component named ``component``,
+        with ``steps``) to its current version in one transaction.
 
         Statements are written once for both databases: ``{collate}`` and ``{blob}`` become
         the dialect's text, and a statement starting with ``SQLITE_ONLY`` or
@@ -375,8 +392,14 @@ class Backend(ABC):
                 statement = statement.replace(placeholder, value)
             return statement
 
+        if isinstance(component, str):
+            name = component
+        else:
+            name, steps = component.name, component.steps
+        if steps is None:
+            raise TypeError("migrate(name, steps) needs its steps")
         native = [[dialect(s) for s in step if not s.startswith(skip)] for step in steps]
-        self.write(lambda tx: tx.migrate(component, native))
+        self.write(lambda tx: tx.migrate(name, native))
 
     @property
     def closed(self) -> bool:

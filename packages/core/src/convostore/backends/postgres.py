@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import random
 import select
 import time
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ..errors import ConvostoreError, MemoryValidationError, StorageError
@@ -54,6 +55,36 @@ class PostgresTx(Tx):
         rows = self._counted_rows(rows)
         with self.conn.cursor() as cur:
             cur.executemany(self._sql(sql), rows)
+
+    def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple[Any, ...]]:
+        """A server-side cursor fetched in chunks of about ``STREAM_BYTES``: the chunk's row
+        count follows the rows' size (a few rows when they are megabytes each)."""
+        self._counted()
+        with self.conn.cursor(name=f"convostore_stream_{next(_CURSORS)}") as cur:
+            cur.execute(self._sql(sql), params)
+            size = 64
+            while rows := cur.fetchmany(size):
+                yield from rows
+                used = sum(_row_bytes(row) for row in rows) // len(rows) + 1
+                size = max(1, min(STREAM_ROWS, STREAM_BYTES // used))
+
+    def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        self._counted()
+        with (
+            self.conn.cursor() as cur,
+            cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN".encode()) as copy,
+        ):
+            for row in rows:
+                copy.write_row(row)
+
+
+_CURSORS = itertools.count()
+STREAM_BYTES = 8 * 1024 * 1024
+STREAM_ROWS = 5000
+
+
+def _row_bytes(row: Sequence[Any]) -> int:
+    return sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in row)
 
 
 def _connect_timeout(url: str) -> int:
