@@ -39,7 +39,7 @@ EXIT = {
 }
 
 out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def _fail(status: str, message: str) -> None:

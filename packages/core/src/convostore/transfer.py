@@ -588,10 +588,14 @@ def _migrate(
             t.name for _, t in tables if dst.read(functools.partial(sql.count_rows, table=t.name))
         ]
         if (held or under_way is not None) and not force:
-            what = f"holds data ({', '.join(held)})" if held else f"is a copy of {under_way}"
+            if under_way is not None:
+                raise DestinationNotEmptyError(
+                    f"the destination is an unfinished copy of {under_way}: run that migration"
+                    " again to finish it (--force empties the destination's tables first)"
+                )
             raise DestinationNotEmptyError(
-                f"the destination {what}; migrate copies into an empty database"
-                " (--force empties those tables first)"
+                f"the destination holds data ({', '.join(held)}); migrate copies into an"
+                " empty database (--force empties those tables first)"
             )
 
         def start(tx: Tx) -> None:
