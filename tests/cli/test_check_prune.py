@@ -7,7 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import CONVOSTORE, fill, run, tables
+from cli_helpers import CONVOSTORE, fill, run, tables
 from convostore import ConversationStore, prompt_context
 
 DAY = 86_400_000

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import fill, run, tables
+from cli_helpers import fill, run, tables
 from convostore import ConversationStore
 
 PAIRS = [

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import fill, run
+from cli_helpers import fill, run
 from convostore import ConversationStore
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CONVOSTORE, fill, run, tables
+from cli_helpers import CONVOSTORE, fill, run, tables
 from convostore import ConversationStore
 
 PAIRS = [
