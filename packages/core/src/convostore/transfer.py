@@ -28,6 +28,7 @@ from .errors import (
     MemoryQuotaExceededError,
     MemoryValidationError,
 )
+from .models import ROLES
 from .store import ConversationStore, now_ms
 from .validation import (
     Limits,
@@ -108,13 +109,39 @@ def _conversation_line(r: ConversationRow) -> str:
     )
 
 
-def _message_line(cid: str, m: MessageRow) -> str:
+def _message_line(cid_json: str, m: MessageRow) -> str:
+    """A message's line; ``cid_json`` is its conversation id, already JSON."""
     updated = "null" if m.updated_at is None else m.updated_at
     return (
-        f'{{"type":"message","conversation_id":{_dump(cid)},"seq":{m.seq},"id":{_dump(m.id)},'
-        f'"role":{_dump(m.role)},"content":{_raw(m.content)},"metadata":{_raw(m.metadata)},'
-        f'"created_at":{m.created_at},"updated_at":{updated}}}'
+        f'{{"type":"message","conversation_id":{cid_json},"seq":{m.seq},"id":{_dump(m.id)},'
+        f'"role":{_ROLE_JSON.get(m.role) or _dump(m.role)},"content":{_raw(m.content)},'
+        f'"metadata":{_raw(m.metadata)},"created_at":{m.created_at},"updated_at":{updated}}}'
     )
+
+
+_ROLE_JSON: dict[str, str] = {role: _dump(role) for role in ROLES}
+_CHUNK = 1 << 20  # bytes written (and hashed) at a time
+
+
+class _Lines:
+    """Lines written to a file about a megabyte at a time, hashed as they go."""
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self.out, self.digest = out, hashlib.sha256()
+        self.pending: list[str] = []
+        self.size = 0
+
+    def emit(self, line: str) -> None:
+        self.pending.append(line + "\n")
+        self.size += len(line)
+        if self.size >= _CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        data = "".join(self.pending).encode()
+        self.digest.update(data)
+        self.out.write(data)
+        self.pending, self.size = [], 0
 
 
 @dataclass
@@ -140,13 +167,9 @@ def export_jsonl(
         if conversation_ids is None
         else [check_id("conversation_ids[]", c, limits) for c in conversation_ids]
     )
-    digest = hashlib.sha256()
+    lines = _Lines(out)
+    emit = lines.emit
     report = ExportReport()
-
-    def emit(line: str) -> None:
-        data = line.encode() + b"\n"
-        digest.update(data)
-        out.write(data)
 
     def tick() -> None:
         if progress is not None and report.messages % BATCH_ROWS == 0:
@@ -155,8 +178,9 @@ def export_jsonl(
     def conversation(tx: Tx, row: ConversationRow, messages: Iterator[MessageRow]) -> None:
         emit(_conversation_line(row))
         report.conversations += 1
+        cid_json = _dump(row.id)
         for m in messages:
-            emit(_message_line(row.id, m))
+            emit(_message_line(cid_json, m))
             report.messages += 1
             tick()
 
@@ -194,11 +218,12 @@ def export_jsonl(
     header = {"format": FORMAT, "version": VERSION, "exported_at": now_ms()}
     emit(_dump(header))
     store.backend.read(read)
+    lines.flush()
     end = {
         "type": "end",
         "conversations": report.conversations,
         "messages": report.messages,
-        "sha256": digest.hexdigest(),
+        "sha256": lines.digest.hexdigest(),
     }
     out.write(_dump(end).encode() + b"\n")
     out.flush()
@@ -318,80 +343,103 @@ def _message_record(record: dict[str, Any], conv: ConversationRow, limits: Limit
     )
 
 
-def restore(
-    store: ConversationStore,
+Part = tuple[ConversationRow, Sequence[MessageRow], bool]
+"""Some messages of a conversation, in ``seq`` order, and whether they are its last ones."""
+
+
+def restore(store: ConversationStore, parts: Sequence[Part]) -> int:
+    """Write conversations and their messages exactly as they were stored (ids, seqs, times,
+    metadata, owner), in one transaction; a part marked last also sets its conversation's
+    metadata and last activity. Messages already stored at their seq are skipped (so a second
+    import changes nothing); a different one there, a message id stored at another seq, or a
+    conversation of another owner or creation time is a ``ConflictError`` and nothing is
+    written. Return how many messages were added."""
+    limits = store.limits
+    return store.backend.write(lambda tx: sum(_restore(tx, limits, *part) for part in parts))
+
+
+def _restore(
+    tx: Tx,
+    limits: Limits,
     conversation: ConversationRow,
     messages: Sequence[MessageRow],
-    *,
     final: bool,
 ) -> int:
-    """Write a conversation and some of its messages exactly as they were stored (ids, seqs,
-    times), in one transaction; ``final`` also sets its metadata and last activity. Messages
-    already stored at their seq are skipped (so a second import changes nothing); a different
-    one there, or a conversation of another owner or creation time, is a ``ConflictError``.
-    Return how many messages were added."""
-    cid, limits = conversation.id, store.limits
-
-    def write(tx: Tx) -> int:
-        row = tx.conversation(cid, lock=True)
-        if row is None:
-            row = conversation._replace(message_count=0, next_seq=1)
-            sql.insert_conversation_row(tx, row)
-        elif (row.created_at, row.user_id) != (conversation.created_at, conversation.user_id):
-            raise ConflictError(
-                f"conversation_id {cid!r} already exists in this store with another owner or"
-                " creation time"
-            )
-        new: list[MessageRow] = []
-        if messages:
-            stored = sql.messages_by_seq(tx, cid, messages[0].seq, messages[-1].seq)
-            taken = tx.messages_by_id(cid, [m.id for m in messages if m.seq not in stored])
-            for m in messages:
-                old = stored.get(m.seq)
-                if old is not None:
-                    if old != m:
-                        raise ConflictError(
-                            f"conversation_id {cid!r}: the stored message at seq {m.seq}"
-                            " differs from the imported one"
-                        )
-                elif m.id in taken:
+    cid = conversation.id
+    row = tx.conversation(cid, lock=True)
+    fresh = row is None
+    if row is None:
+        row = conversation._replace(message_count=0, next_seq=1)
+    elif (row.created_at, row.user_id) != (conversation.created_at, conversation.user_id):
+        raise ConflictError(
+            f"conversation_id {cid!r} already exists in this store with another owner or"
+            " creation time"
+        )
+    new: list[MessageRow] = list(messages) if fresh else []
+    if messages and not fresh:
+        stored = sql.messages_by_seq(tx, cid, messages[0].seq, messages[-1].seq)
+        taken = tx.messages_by_id(cid, [m.id for m in messages if m.seq not in stored])
+        for m in messages:
+            old = stored.get(m.seq)
+            if old is not None:
+                if old != m:
                     raise ConflictError(
-                        f"conversation_id {cid!r}: message_id {m.id!r} is stored at another seq"
+                        f"conversation_id {cid!r}: the stored message at seq {m.seq}"
+                        " differs from the imported one"
                     )
-                else:
-                    new.append(m)
-            count = row.message_count + len(new)
-            if count > limits.max_messages_per_conversation:
-                raise MemoryQuotaExceededError(
-                    f"conversation_id {cid!r} would hold {count} messages; the limit is"
-                    f" {limits.max_messages_per_conversation} messages per conversation"
+            elif m.id in taken:
+                raise ConflictError(
+                    f"conversation_id {cid!r}: message_id {m.id!r} is stored at another seq"
                 )
-            if new:
-                tx.insert_messages(cid, new)
-            row = row._replace(
-                message_count=count, next_seq=max(row.next_seq, messages[-1].seq + 1)
+            else:
+                new.append(m)
+    if messages:
+        count = row.message_count + len(new)
+        if count > limits.max_messages_per_conversation:
+            raise MemoryQuotaExceededError(
+                f"conversation_id {cid!r} would hold {count} messages; the limit is"
+                f" {limits.max_messages_per_conversation} messages per conversation"
             )
-        if final:
-            row = row._replace(
-                metadata=conversation.metadata,
-                last_message_at=conversation.last_message_at,
-                next_seq=max(row.next_seq, conversation.next_seq),
-            )
+        row = row._replace(message_count=count, next_seq=max(row.next_seq, messages[-1].seq + 1))
+    if final:
+        row = row._replace(
+            metadata=conversation.metadata,
+            last_message_at=conversation.last_message_at,
+            next_seq=max(row.next_seq, conversation.next_seq),
+        )
+    if fresh:
+        sql.insert_conversation_row(tx, row)
+    if new:
+        tx.insert_messages(cid, new)
+    if not fresh:
         sql.restore_conversation_row(tx, row)
-        return len(new)
+    return len(new)
 
-    return store.backend.write(write)
+
+_decode = json.JSONDecoder().raw_decode
+
+
+def _parse(line: bytes) -> Any:
+    """One line's JSON value (``json.loads`` without its per-call detours)."""
+    text = line.decode()
+    value, end = _decode(text)
+    if text[end:].strip():
+        raise ValueError(f"extra data after the JSON value at character {end}")
+    return value
 
 
 class _Importer:
-    """The state of one import: the conversation being read and its pending messages."""
+    """The state of one import: the conversation being read, and what is read but not yet
+    written (several conversations go into one transaction)."""
 
     def __init__(self, store: ConversationStore, total: int, progress: Progress | None) -> None:
         self.store, self.total, self.progress = store, total, progress
         self.report = ImportReport()
         self.conv: ConversationRow | None = None
         self.chunk: list[MessageRow] = []
-        self.size = self.seen = self.in_conv = self.last_seq = 0
+        self.ids: set[str] = set()
+        self.parts: list[Part] = []
+        self.size = self.rows = self.seen = self.in_conv = self.last_seq = 0
 
     def line(self, record: Any) -> bool:
         """Take one parsed line; False at the end line."""
@@ -408,19 +456,25 @@ class _Importer:
             m = _message_record(record, self.conv, self.store.limits)
             if m.seq <= self.last_seq:
                 raise MemoryValidationError(f"seq {m.seq} does not follow {self.last_seq}")
+            if m.id in self.ids:
+                raise MemoryValidationError(f"message id {m.id!r} appears twice")
+            self.ids.add(m.id)
             self.last_seq = m.seq
             self.in_conv += 1
             self.seen += 1
             self.chunk.append(m)
+            self.rows += 1
             self.size += len(m.content) + len(m.metadata or "")
-            if len(self.chunk) >= BATCH_ROWS or self.size >= BATCH_BYTES:
-                self.flush(final=False)
+            if self.rows >= BATCH_ROWS or self.size >= BATCH_BYTES:
+                self.parts.append((self.conv, self.chunk, False))
+                self.chunk = []
+                self.flush()
         else:
             raise MemoryValidationError(f"unknown line type {kind!r}")
         return True
 
     def finish(self) -> None:
-        """Write the end of the conversation being read, once its count is checked."""
+        """End the conversation being read, once its count is checked."""
         conv = self.conv
         if conv is None:
             return
@@ -429,14 +483,18 @@ class _Importer:
                 f"conversation {conv.id!r} announced {conv.message_count} messages and holds"
                 f" {self.in_conv}"
             )
-        self.flush(final=True)
-        self.conv = None
+        self.parts.append((conv, self.chunk, True))
+        self.report.conversations += 1
+        self.conv, self.chunk, self.ids = None, [], set()
+        self.rows += 1
+        if self.rows >= BATCH_ROWS:
+            self.flush()
 
-    def flush(self, final: bool) -> None:
-        assert self.conv is not None
-        self.report.messages += restore(self.store, self.conv, self.chunk, final=final)
-        self.report.conversations += final
-        self.chunk, self.size = [], 0
+    def flush(self) -> None:
+        """Write what is read, in one transaction."""
+        if self.parts:
+            self.report.messages += restore(self.store, self.parts)
+        self.parts, self.size, self.rows = [], 0, 0
         if self.progress is not None:
             self.progress("messages", self.seen, self.total)
 
@@ -454,9 +512,10 @@ def import_jsonl(
         f.readline()  # the header, checked above
         try:
             for number, line in enumerate(f, start=2):  # noqa: B007 - named in errors
-                if not state.line(json.loads(line)):
+                if not state.line(_parse(line)):
                     break
             state.finish()
+            state.flush()
         except (ValueError, RecursionError) as exc:  # MemoryValidationError is one
             raise _bad(path, number, str(exc)) from None
     return state.report
@@ -481,8 +540,9 @@ class MigrateReport:
     not_copied: list[str] = field(default_factory=list)  # tables no component describes
 
 
-def _row_bytes(row: Sequence[Any]) -> int:
-    return sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in row)
+def _row_digest(row: tuple[Any, ...]) -> bytes:
+    """A row as hashed: the same bytes for the same values from either database."""
+    return repr(row).encode("utf-8", "surrogatepass")
 
 
 def digest_table(backend: Backend, table: Table, columns: Sequence[str]) -> tuple[int, str]:
@@ -492,7 +552,7 @@ def digest_table(backend: Backend, table: Table, columns: Sequence[str]) -> tupl
     def read(tx: Tx) -> tuple[int, str]:
         h, n = hashlib.sha256(), 0
         for row in sql.rows_in_key_order(tx, table.name, columns, table.key, None):
-            h.update(repr(row).encode("utf-8", "surrogatepass"))
+            h.update(_row_digest(row))
             n += 1
         return n, h.hexdigest()
 
@@ -617,8 +677,11 @@ def _migrate(
                 f"{table.name}: the destination lacks the columns"
                 f" {sorted(set(columns) - set(theirs))}"
             )
-        copied = _copy_table(src, dst, table, columns, progress=progress, batch_rows=batch_rows)
-        rows, digest = digest_table(src, table, columns)
+        copied, whole = _copy_table(
+            src, dst, table, columns, progress=progress, batch_rows=batch_rows
+        )
+        # a copy from the first row read the whole table once already: its checksum is taken
+        rows, digest = whole or digest_table(src, table, columns)
         their_rows, their_digest = digest_table(dst, table, columns)
         if (rows, digest) != (their_rows, their_digest):
             raise VerificationError(
@@ -644,7 +707,9 @@ def _copy_table(
     *,
     progress: Progress | None,
     batch_rows: int,
-) -> int:
+) -> tuple[int, tuple[int, str] | None]:
+    """Copy the rows past the destination's greatest key; how many, and (when that was every
+    row) the source's row count and checksum."""
     after = dst.read(lambda tx: sql.last_key(tx, table.name, table.key))
     done = dst.read(lambda tx: sql.count_rows(tx, table.name))
     total = src.read(lambda tx: sql.count_rows(tx, table.name))
@@ -652,11 +717,12 @@ def _copy_table(
     if progress is not None:
         progress(label, done, total)
 
-    def copy(tx: Tx) -> int:
+    def copy(tx: Tx) -> tuple[int, tuple[int, str] | None]:
         nonlocal done
         copied = 0
         batch: list[tuple[Any, ...]] = []
         size = 0
+        h = hashlib.sha256()
 
         def flush() -> None:
             nonlocal done, copied, batch, size
@@ -670,12 +736,14 @@ def _copy_table(
 
         for row in sql.rows_in_key_order(tx, table.name, columns, table.key, after):
             batch.append(row)
-            size += _row_bytes(row)
+            data = repr(row).encode("utf-8", "surrogatepass")  # _row_digest, inlined
+            h.update(data)
+            size += len(data)  # the row's size, near enough
             if len(batch) >= batch_rows or size >= BATCH_BYTES:
                 flush()
         if batch:
             flush()
-        return copied
+        return copied, None if after is not None else (copied, h.hexdigest())
 
     return src.read(copy)
 

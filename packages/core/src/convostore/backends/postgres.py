@@ -65,7 +65,8 @@ class PostgresTx(Tx):
             size = 64
             while rows := cur.fetchmany(size):
                 yield from rows
-                used = sum(_row_bytes(row) for row in rows) // len(rows) + 1
+                sample = rows[:: max(1, len(rows) // 16)]  # a few rows tell the size well enough
+                used = sum(_row_bytes(row) for row in sample) // len(sample) + 1
                 size = max(1, min(STREAM_ROWS, STREAM_BYTES // used))
 
     def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
