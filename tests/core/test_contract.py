@@ -85,11 +85,14 @@ def test_the_spi_is_what_architecture_md_names() -> None:
     assert sorted(spi.__all__) == sorted(
         [
             "Backend",
+            "Component",
             "Limits",
             "MAX_INT64",
+            "PruneRequest",
             "POSTGRESQL_ONLY",
             "SQLITE_ONLY",
             "StoreLike",
+            "Table",
             "Tx",
             "WouldBlock",
             "check_id",
@@ -182,8 +185,12 @@ def test_the_public_names_of_the_core() -> None:
     public = {n for n in dir(convostore) if not n.startswith("_")}
     modules = {
         "backends",
+        "cli",
+        "components",
         "conventions",
         "convert",
+        "maintenance",
+        "transfer",
         "errors",
         "ids",
         "memory_prompt",

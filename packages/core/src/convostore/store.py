@@ -27,7 +27,7 @@ from .backends import (
     Tx,
     open_backend,
 )
-from .backends.base import CORE_TABLES
+from .components import CORE
 from .conventions import FORKED_FROM_KEY, MEMORY_STORES_KEY, SUMMARY_KEY, UNTIL_KEY
 from .errors import (
     ConversationExistsError,
@@ -287,7 +287,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
         shrinks the file. On PostgreSQL deleted rows stay in the table files as dead tuples
         until this runs ``VACUUM FULL`` (which locks each table while it rewrites it); the
         server's write-ahead log and backups keep older copies until they are recycled."""
-        self.backend.vacuum(CORE_TABLES)
+        self.backend.vacuum([table.name for table in CORE.tables])
 
     def with_limits(self, **changes: int) -> Self:
         """This store with some ``Limits`` fields changed, on the same database connections:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NamedTuple, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+if TYPE_CHECKING:
+    from ..components import Component
 
 from .keys import prefix_upper
-from .memories import MEMORY_MIGRATION, MEMORY_TABLES, MemoryStatements
+from .memories import MEMORY_MIGRATION, MemoryStatements
 
 T = TypeVar("T")
 
@@ -108,14 +111,6 @@ MIGRATIONS: list[list[str]] = [
         )""",
     ],
 ]
-CORE_TABLES = (
-    "convostore_conversations",
-    "convostore_messages",
-    "convostore_clock",
-    "convostore_changes",
-    *MEMORY_TABLES,
-)
-"""Every table of the core component, ``convostore_schema`` aside."""
 
 
 class Tx(MemoryStatements, ABC):
@@ -161,6 +156,17 @@ class Tx(MemoryStatements, ABC):
         """Run one statement whose rows nobody reads. A server database may only send it and
         report its error with the next ``execute`` or at COMMIT (saving a round trip)."""
         self.execute(sql, params)
+
+    def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple[Any, ...]]:
+        """Run one query and yield its rows without holding them all (a cursor read in
+        chunks); consume it inside the transaction."""
+        yield from self.execute(sql, params)
+
+    def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        """Insert ``rows`` into ``table`` as fast as the database takes them (PostgreSQL:
+        ``COPY``); names come from a registered ``Component``, never from input."""
+        marks = ", ".join("?" for _ in columns)
+        self.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
 
     def lock_schema(self, component: str) -> None:
         """Keep concurrent migrators of ``component`` apart (SQLite's write lock already does)."""
@@ -454,8 +460,11 @@ class Backend(ABC):
         several transactions but write in one, its last: after a write, locks are waited for."""
         raise WouldBlock
 
-    def migrate(self, component: str, steps: Sequence[Sequence[str]]) -> None:
-        """Bring ``component``'s tables to version ``len(steps)`` in one transaction.
+    def migrate(
+        self, component: Component | str, steps: Sequence[Sequence[str]] | None = None
+    ) -> None:
+        """Bring a ``Component``'s tables (or those of the component named ``component``,
+        with ``steps``) to its current version in one transaction.
 
         Statements are written once for both databases: ``{collate}`` and ``{blob}`` become
         the dialect's text, and a statement starting with ``SQLITE_ONLY`` or
@@ -468,8 +477,14 @@ class Backend(ABC):
                 statement = statement.replace(placeholder, value)
             return statement
 
+        if isinstance(component, str):
+            name = component
+        else:
+            name, steps = component.name, component.steps
+        if steps is None:
+            raise TypeError("migrate(name, steps) needs its steps")
         native = [[dialect(s) for s in step if not s.startswith(skip)] for step in steps]
-        self.write(lambda tx: tx.migrate(component, native))
+        self.write(lambda tx: tx.migrate(name, native))
 
     def enable_notifications(self) -> None:  # noqa: B027 - nothing to do by default
         """Make every write to a conversation wake ``wait_for_change`` in other processes."""
