@@ -16,12 +16,8 @@ from convostore import ConversationStore
 from convostore.spi import Component, PruneRequest, Table
 
 from ._schema import COMPONENT as NAME
-from ._schema import STEPS
+from ._schema import STEPS, holds_sqlite_saver_tables, thread_heads
 
-# Each thread's newest root checkpoint id (ids are UUIDv6: they carry their time).
-_THREAD_HEADS = (
-    "SELECT thread_id, MAX(checkpoint_id) FROM lg_checkpoints WHERE ns = '' GROUP BY thread_id"
-)
 _UUID_EPOCH = 0x01B21DD213814000  # 1582-10-15 to 1970-01-01 in 100 ns ticks
 
 
@@ -45,7 +41,7 @@ def prune(store: ConversationStore, request: PruneRequest) -> list[tuple[str, in
     have no owner: with ``user_id`` they are left alone."""
     if request.user_id is not None:
         return []
-    heads = store.backend.read(lambda tx: tx.execute(_THREAD_HEADS))
+    heads = store.backend.read(thread_heads)
     now = store.clock()
     old: list[str] = []
     if request.older_than_ms is not None:
@@ -122,8 +118,7 @@ def _open_source(source: str) -> Any:
             " pip install langgraph-checkpoint-sqlite"
         ) from None
     conn = sqlite3.connect(path, check_same_thread=False)
-    found = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'checkpoints'").fetchall()
-    if not found:
+    if not holds_sqlite_saver_tables(conn):
         conn.close()
         raise MemoryValidationError(
             f"source {source!r} is not a LangGraph SqliteSaver database (no checkpoints table)"

@@ -7,6 +7,7 @@ test scans them)."""
 from __future__ import annotations
 
 import functools
+import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -413,6 +414,20 @@ def delete_blobs(tx: Tx, keys: Sequence[_BlobKey]) -> None:
             "DELETE FROM lg_blobs WHERE thread_id = ? AND ns = ? AND channel = ? AND version = ?",
             keys,
         )
+
+
+def thread_heads(tx: Tx) -> list[tuple[str, str]]:
+    """Each thread's newest root checkpoint id (ids are UUIDv6: they carry their time)."""
+    rows = tx.execute(
+        "SELECT thread_id, MAX(checkpoint_id) FROM lg_checkpoints WHERE ns = '' GROUP BY thread_id"
+    )
+    return [(r[0], r[1]) for r in rows]
+
+
+def holds_sqlite_saver_tables(conn: sqlite3.Connection) -> bool:
+    """Whether an SQLite file (``import-from``'s source) is LangGraph's ``SqliteSaver``'s."""
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'checkpoints'").fetchall()
+    return bool(found)
 
 
 def copy_thread(tx: Tx, source: str, target: str) -> None:

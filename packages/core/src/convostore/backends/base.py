@@ -489,10 +489,10 @@ class Backend(ABC):
     def enable_notifications(self) -> None:  # noqa: B027 - nothing to do by default
         """Make every write to a conversation wake ``wait_for_change`` in other processes."""
 
-    @abstractmethod
     def wait_for_change(self, timeout: float) -> bool:
         """Block until a write may have changed the database since the previous call, or
         ``timeout`` seconds pass; True if one may have."""
+        raise NotImplementedError(f"{type(self).__name__} cannot wait for changes")
 
     def vacuum(self, tables: Sequence[str]) -> None:
         """Rewrite ``tables`` without the space that deleted or overwritten rows left (SQLite
