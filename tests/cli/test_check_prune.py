@@ -109,6 +109,11 @@ def test_prune_keep_last_keeps_the_summary_convention(shared_url: str) -> None:
             "summarizedUntil": kept[3],
         }
         assert [m.content for m in prompt_context(store, conversation_id="kept").messages] == ["k4"]
+        # live views learn which messages went
+        trimmed = store.get_changes(conversation_id="long", after=len(ids) + 1).items
+        assert [(c.kind, c.message_id) for c in trimmed] == [
+            ("message.deleted", mid) for mid in ids[:7]
+        ]
     assert "ok" in run("check", "--url", shared_url).stdout
 
 

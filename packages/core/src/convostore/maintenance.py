@@ -13,7 +13,7 @@ from .backends import transfer as sql
 from .components import PruneRequest, registered_components
 from .conventions import UNTIL_KEY
 from .errors import MemoryValidationError
-from .store import ConversationStore
+from .store import ConversationStore, _changed
 from .validation import check_int, check_optional_id, decode_json, encode_metadata
 
 SHOWN = 20
@@ -155,7 +155,11 @@ def _trim(tx: Tx, *, cid: str, keep: int, store: ConversationStore) -> int:
     if meta.get(UNTIL_KEY) in {mid for _, mid in oldest}:
         del meta[UNTIL_KEY]
         metadata = encode_metadata(meta, store.limits)
-    tx.save_conversation(row._replace(message_count=row.message_count - gone, metadata=metadata))
+    row = row._replace(message_count=row.message_count - gone, metadata=metadata)
+    now = store.clock()
+    for _, mid in oldest:  # the change feed tells live views which messages went
+        row = _changed(tx, row, "message.deleted", now, mid)
+    tx.save_conversation(row)
     return gone
 
 
