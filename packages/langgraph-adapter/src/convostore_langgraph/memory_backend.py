@@ -102,6 +102,19 @@ def _absolute(path: object, argument: str) -> str:
     return path
 
 
+def _text(path: str, data: object) -> str:
+    """An uploaded file's bytes as text; a memory store holds text only."""
+    if not isinstance(data, bytes):
+        raise MemoryValidationError(f"content of {path!r} must be bytes", argument="content")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MemoryValidationError(
+            f"content of {path!r} is not UTF-8 text; a memory store holds text",
+            argument="content",
+        ) from None
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -129,11 +142,12 @@ class ConvostoreMemoryBackend(BackendProtocol):
             self.max_attempts = check_int("max_attempts", max_attempts, minimum=1, maximum=100)
             self.user_id = check_optional_id("user_id", user_id, self._store.limits)
             found = self._store.get_memory_store(memory_store_id, user_id=self.user_id)
-            if found is None:
-                raise MemoryStoreNotFoundError(f"memory_store_id {memory_store_id!r} not found")
         except BaseException:
             self.close()
             raise
+        if found is None:
+            self.close()
+            raise MemoryStoreNotFoundError(f"memory_store_id {memory_store_id!r} not found")
         self.memory_store_id = found.memory_store_id
 
     @property
@@ -190,6 +204,10 @@ class ConvostoreMemoryBackend(BackendProtocol):
     def _put(self, key: str, content: str) -> str | None:
         """Create ``key`` or replace its content (a new version), retrying while it changes
         under us; an error text after ``max_attempts`` tries."""
+        if not isinstance(content, str):  # (None would ask update_memory for a move)
+            raise MemoryValidationError(
+                f"content must be a str, got {type(content).__name__}", argument="content"
+            )
         for _ in range(self.max_attempts):
             entry = self._get(key)
             try:
@@ -205,9 +223,10 @@ class ConvostoreMemoryBackend(BackendProtocol):
                         entry.version,
                         user_id=self.user_id,
                     )
-                return None
             except (MemoryPathConflictError, MemoryVersionConflictError, MemoryEntryNotFoundError):
                 continue  # created, updated or deleted concurrently: read it again
+            else:
+                return None
         return self._kept_changing("/" + key)
 
     def _kept_changing(self, file_path: str) -> str:
@@ -267,7 +286,7 @@ class ConvostoreMemoryBackend(BackendProtocol):
         file_path: str,
         old_string: str,
         new_string: str,
-        replace_all: bool = False,  # noqa: FBT001, FBT002  (the protocol's signature)
+        replace_all: bool = False,
     ) -> EditResult:
         """Replace ``old_string`` (which must be unique unless ``replace_all``) by
         ``new_string``, as an update of the version read. When the file changed in between,
@@ -309,9 +328,9 @@ class ConvostoreMemoryBackend(BackendProtocol):
         """Delete the file, or every file under the directory (``/`` is every file): each
         entry gets a deletion version, its earlier versions stay. Not atomic across entries."""
         try:
-            base = _absolute(file_path, "file_path").strip("/")
+            base = _absolute(file_path, "file_path").rstrip("/")[1:]  # "/d/" is the directory d
+            exact = self._get(base) if base else None  # checks the path first
             doomed = list(self._entries(f"{base}/" if base else ""))
-            exact = self._get(base) if base else None
         except _INPUT_ERRORS as exc:
             return DeleteResult(error=f"Error: {exc}")
         if exact is not None:
@@ -368,16 +387,7 @@ class ConvostoreMemoryBackend(BackendProtocol):
         responses = []
         for path, data in files:
             try:
-                key = _absolute(path, "path")[1:]
-                if not isinstance(data, bytes):
-                    raise MemoryValidationError(f"content of {path!r} must be bytes")
-                try:
-                    text = data.decode("utf-8")
-                except UnicodeDecodeError:
-                    raise MemoryValidationError(
-                        f"content of {path!r} is not UTF-8 text; a memory store holds text"
-                    ) from None
-                error = self._put(key, text)
+                error = self._put(_absolute(path, "path")[1:], _text(path, data))
             except MemoryValidationError as exc:
                 error = "invalid_path" if exc.argument == "path" else f"Error: {exc}"
             except MemoryQuotaExceededError as exc:
@@ -430,7 +440,7 @@ class ConvostoreMemoryBackend(BackendProtocol):
         file_path: str,
         old_string: str,
         new_string: str,
-        replace_all: bool = False,  # noqa: FBT001, FBT002
+        replace_all: bool = False,
     ) -> EditResult:
         return await self._thread(self.edit, file_path, old_string, new_string, replace_all)
 
