@@ -41,9 +41,11 @@ class ScriptedMessagesAPI:
     def __init__(self) -> None:
         self.threads: dict[str, list[dict[str, Any]]] = {}
         self.ids = itertools.count(1)
+        self.requests: list[dict[str, Any]] = []  # every request body, as sent
 
     def __call__(self, request: httpx2.Request) -> httpx2.Response:
         body = json.loads(request.content)
+        self.requests.append(body)
         thread = body.get("thread") or {}
         history = self.threads.get(thread.get("previous_message_id", ""), []) + body["messages"]
         content = self.reply(history)
@@ -80,9 +82,13 @@ class ScriptedMessagesAPI:
             text = last if isinstance(last, str) else " ".join(b["text"] for b in last)
             return [{"type": "text", "text": text}]
         return [
-            {"type": "tool_use", "id": f"toolu_{len(results)}", "name": "memory",
-             "input": plan[len(results)]}
-        ]  # fmt: skip
+            {
+                "type": "tool_use",
+                "id": f"toolu_{len(results)}",
+                "name": "memory",
+                "input": plan[len(results)],
+            }
+        ]
 
     @staticmethod
     def plan(task: str, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -92,18 +98,29 @@ class ScriptedMessagesAPI:
         if verb == "remember":
             listing = str(results[0]["content"]) if results else ""
             if "notes.md" in listing:
-                edit = {"command": "str_replace", "path": NOTES, "old_str": END,
-                        "new_str": f"- {fact}\n{END}"}  # fmt: skip
+                edit = {
+                    "command": "str_replace",
+                    "path": NOTES,
+                    "old_str": END,
+                    "new_str": f"- {fact}\n{END}",
+                }
             else:
-                edit = {"command": "create", "path": NOTES,
-                        "file_text": f"# Notes\n- {fact}\n{END}\n"}  # fmt: skip
+                edit = {
+                    "command": "create",
+                    "path": NOTES,
+                    "file_text": f"# Notes\n- {fact}\n{END}\n",
+                }
             return [{"command": "view", "path": "/memories"}, edit]
         if verb == "recall":
             return [{"command": "view", "path": NOTES}]
         if verb == "tidy":
             return [
-                {"command": "insert", "path": NOTES, "insert_line": 1,
-                 "insert_text": "(kept by the assistant)"},  # fmt: skip
+                {
+                    "command": "insert",
+                    "path": NOTES,
+                    "insert_line": 1,
+                    "insert_text": "(kept by the assistant)",
+                },
                 {"command": "rename", "old_path": NOTES, "new_path": "/memories/archive/notes.md"},
                 {"command": "view", "path": "/memories"},
             ]
@@ -120,13 +137,18 @@ def memory_store_id(db: ConversationStore, name: str = "claude-memory") -> str:
     return db.create_memory_store(name, user_id=USER).memory_store_id
 
 
-def ask(url: str, text: str) -> str:
-    """One user turn through the SDK's tool runner; returns the model's final text."""
-    client = Anthropic(
+def scripted_client(api: ScriptedMessagesAPI) -> Anthropic:
+    """An ``Anthropic`` client whose requests ``api`` answers (nothing leaves the process)."""
+    return Anthropic(
         api_key="scripted",
         base_url="http://scripted.invalid",
-        http_client=httpx2.Client(transport=httpx2.MockTransport(ScriptedMessagesAPI())),
+        http_client=httpx2.Client(transport=httpx2.MockTransport(api)),
     )
+
+
+def ask(url: str, text: str, api: ScriptedMessagesAPI | None = None) -> str:
+    """One user turn through the SDK's tool runner; returns the model's final text."""
+    client = scripted_client(api or ScriptedMessagesAPI())
     with ConversationStore(url) as db:
         memory = ConvostoreMemoryTool(db, memory_store_id(db), user_id=USER)
         runner = client.beta.messages.tool_runner(

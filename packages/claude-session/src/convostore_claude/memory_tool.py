@@ -145,8 +145,9 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool):
     # -- paths and the core calls ------------------------------------------------------------
 
     @staticmethod
-    def _relative(path: object) -> str:
-        """The store path of a tool path (``""`` for ``/memories`` itself)."""
+    def _relative(path: object, *, directory: bool = False) -> str:
+        """The store path of a tool path (``""`` for ``/memories`` itself); where a directory
+        may be named, one trailing ``/`` is allowed (``/memories/notes/``)."""
         text = _text(path, "path")
         if text != ROOT and not text.startswith(ROOT + "/"):
             raise ToolError(f"Path must start with {ROOT}, got: {text[:200]}")
@@ -155,7 +156,8 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool):
                 f"Path {text[:200]} holds a percent-encoded '.', '/' or '\\': paths are taken"
                 " literally and such names are refused"
             )
-        return text[len(ROOT) + 1 :]
+        relative = text[len(ROOT) + 1 :]
+        return relative.removesuffix("/") if directory else relative
 
     def _get(self, path: str, relative: str) -> MemoryEntry | None:
         """The live entry at ``relative`` (which the core checks), or None."""
@@ -248,7 +250,7 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool):
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> BetaFunctionToolResultType:
         """A directory: its files and directories two levels deep; a file: its numbered lines
         (``view_range`` ``[first, last]``, 1-based, ``-1`` for the end)."""
-        relative = self._relative(command.path)
+        relative = self._relative(command.path, directory=True)
         if relative and self._get(command.path, relative) is not None:
             return self._view_file(command)
         shown = f"{ROOT}/{relative}" if relative else ROOT
@@ -371,7 +373,7 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool):
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> BetaFunctionToolResultType:
         """Delete a file, or a directory with everything under it (each a deletion version;
         the history stays). Not atomic across the files of a directory."""
-        relative = self._relative(command.path)
+        relative = self._relative(command.path, directory=True)
         if not relative:
             raise ToolError(f"Cannot delete the {ROOT} directory itself")
         entry = self._get(command.path, relative)
@@ -386,7 +388,8 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool):
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> BetaFunctionToolResultType:
         """Move a file (the same entry: its id and history go with it) or a directory (each
         file under it). Not atomic across the files of a directory."""
-        old, new = self._relative(command.old_path), self._relative(command.new_path)
+        old = self._relative(command.old_path, directory=True)
+        new = self._relative(command.new_path, directory=True)
         if not old:
             raise ToolError(f"Cannot rename the {ROOT} directory itself")
         if not new:
