@@ -66,9 +66,12 @@ services:
 		&& command -v pg_ctlcluster >/dev/null 2>&1 \
 		&& pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql | head -1) main start || true
 
+# The convostore command (core distribution) is tested with the core: tests/cli.
+tests_core := tests/core tests/cli
+
 $(addprefix test-,$(PACKAGES)): test-%: install-% services
-	@echo "==> tests/$* in .venvs/$*"
-	@if [ -d tests/$* ]; then .venvs/$*/bin/pytest tests/$* -q -p no:cacheprovider; fi
+	@echo "==> $(or $(tests_$*),tests/$*) in .venvs/$*"
+	@if [ -d tests/$* ]; then .venvs/$*/bin/pytest $(or $(tests_$*),tests/$*) -q -p no:cacheprovider; fi
 
 # The documentation site in site/ (MkDocs strict: a broken link or reference fails the build).
 install-docs: uv
