@@ -128,7 +128,7 @@ def raw_postgres(url: str) -> Callable[[], None]:
     return insert
 
 
-def raw_same_work_sqlite(path: str) -> Callable[[], None]:
+def raw_same_work_sqlite(path: str, prefix: str = "raw") -> Callable[[], None]:
     """The work an append does, written by hand with sqlite3, at the store's settings (WAL,
     synchronous=NORMAL, secure_delete): in one BEGIN IMMEDIATE transaction, the conversation's
     row updated (count, next position, last_message_at) and the message row inserted, with every
@@ -141,7 +141,7 @@ def raw_same_work_sqlite(path: str) -> Callable[[], None]:
 
     def append() -> None:
         n = next(count)
-        cid, now = f"raw{n // 1000}", time.time_ns() // 1_000_000
+        cid, now = f"{prefix}{n // 1000}", time.time_ns() // 1_000_000
         conn.execute("BEGIN IMMEDIATE")
         if n % 1000 == 0:
             conn.execute(
@@ -162,7 +162,7 @@ def raw_same_work_sqlite(path: str) -> Callable[[], None]:
     return append
 
 
-def raw_same_work_postgres(url: str) -> Callable[[], None]:
+def raw_same_work_postgres(url: str, prefix: str = "raw") -> Callable[[], None]:
     """The same work with psycopg as its floor: one statement (the conversation's row updated,
     the message inserted from the position it returns), so one round trip and one commit."""
     ConversationStore(url).close()
@@ -171,7 +171,7 @@ def raw_same_work_postgres(url: str) -> Callable[[], None]:
 
     def append() -> None:
         n = next(count)
-        cid, now = f"raw{n // 1000}", time.time_ns() // 1_000_000
+        cid, now = f"{prefix}{n // 1000}", time.time_ns() // 1_000_000
         if n % 1000 == 0:
             conn.execute(
                 "INSERT INTO convostore_conversations VALUES (%s, NULL, %s, %s, 0, 1, NULL)",
@@ -302,11 +302,25 @@ def _writer(url: str, name: str, n: int, shared: bool, start: mp.synchronize.Eve
             store.append_message(conversation_id=cid, role="user", content=CONTENT)
 
 
-def bench_writers(url: str, writers: int, n: int, shared: bool) -> float:
+def _raw_writer(url: str, name: str, n: int, shared: bool, start: mp.synchronize.Event) -> None:  # type: ignore[name-defined]
+    """The same work as an append, by hand (``raw_same_work_*``), one conversation each."""
+    if url.startswith("sqlite:///"):
+        append = raw_same_work_sqlite(url[len("sqlite:///") :], prefix=name)
+    else:
+        append = raw_same_work_postgres(url, prefix=name)
+    append()  # connect (and create the first conversation) before the clock starts
+    start.wait()
+    for _ in range(n):
+        append()
+
+
+def bench_writers(
+    url: str, writers: int, n: int, shared: bool, target: Callable[..., None] = _writer
+) -> float:
     ctx = mp.get_context("spawn")
     start = ctx.Event()
     procs = [
-        ctx.Process(target=_writer, args=(url, f"w{i}-{uuid.uuid4().hex[:6]}", n, shared, start))
+        ctx.Process(target=target, args=(url, f"w{i}-{uuid.uuid4().hex[:6]}", n, shared, start))
         for i in range(writers)
     ]
     for p in procs:
@@ -427,6 +441,23 @@ def section_writers(tmp: str, q: bool) -> None:
                         cells.append(bench_writers(url, writers, per_writer, shared))
             label = f"{name}, {'one shared conversation' if shared else 'a conversation each'}"
             rows.append([label, *(f"{c:,.0f}/s" for c in cells), f"{cells[-1] / cells[0]:.2f}×"])
+        floor = []
+        for writers in (1, 2, 4, 8):
+            if name == "SQLite":
+                url = f"sqlite:///{tmp}/w{uuid.uuid4().hex}.db"
+                ConversationStore(url).close()
+                floor.append(bench_writers(url, writers, per_writer, False, _raw_writer))
+            else:
+                with pg_schema() as url:
+                    ConversationStore(url).close()
+                    floor.append(bench_writers(url, writers, per_writer, False, _raw_writer))
+        rows.append(
+            [
+                f"{name}, the same work by hand (floor), a conversation each",
+                *(f"{c:,.0f}/s" for c in floor),
+                f"{floor[-1] / floor[0]:.2f}×",
+            ]
+        )
     table(
         f"append throughput with concurrent writer processes ({per_writer} appends each)",
         ["backend", "1 writer", "2", "4", "8", "8 vs 1"],
