@@ -8,6 +8,7 @@ from .convert import (
 )
 from .errors import (
     ConflictError,
+    ContentTooLargeError,
     ConversationOwnershipError,
     ConvostoreError,
     MemoryEntryNotFoundError,
@@ -48,6 +49,7 @@ __all__ = [
     "MEMORY_STORES_KEY",
     "AsyncConversationStore",
     "ConflictError",
+    "ContentTooLargeError",
     "ConversationMeta",
     "ConversationOwnershipError",
     "ConversationStore",
