@@ -1,0 +1,33 @@
+"""ASGI middleware of the server: ids holding ``/`` in paths."""
+
+from __future__ import annotations
+
+from urllib.parse import unquote
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+
+def _segment(raw: str) -> str:
+    # Decoded, then '%' and '/' escaped again: the routes see one segment per id.
+    return unquote(raw, errors="surrogateescape").replace("%", "%25").replace("/", "%2F")
+
+
+class EncodedSlashes:
+    """Let an id hold ``/`` (``claude/...`` conversation ids do): a client percent-encodes it
+    (``%2F``), and this keeps it inside its path segment.
+
+    Servers decode the path before routing, which would split such an id. When the raw path
+    holds an escape, the path the routes match is rebuilt from it with ``%`` and ``/`` kept
+    escaped inside each segment; ``errors.path_value`` turns a parameter back into the id.
+    Bytes that are not UTF-8 become lone surrogates, which the core refuses as bad input.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw = scope.get("raw_path")
+        if scope["type"] == "http" and raw and b"%" in raw:
+            text = raw.decode("latin-1")
+            scope = {**scope, "path": "/".join(_segment(s) for s in text.split("/"))}
+        await self.app(scope, receive, send)
