@@ -8,6 +8,11 @@ import pytest
 from served import Server, start, store_url
 
 
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory

@@ -40,7 +40,7 @@ from starlette.responses import Response
 
 from .auth import Authenticator, Principal, TokenTable
 from .errors import ApiError, ErrorBody, dump_json, install_error_handlers, not_found, path_value
-from .middleware import EncodedSlashes
+from .middleware import DeclaredSizeLimit, EncodedSlashes
 
 log = logging.getLogger("convostore_server")
 
@@ -711,6 +711,7 @@ def create_app(
     app.include_router(_router(ctx))
     install_error_handlers(app)
     app.add_middleware(RequestBodyLimitMiddleware, max_body_size=max_body_bytes)
+    app.add_middleware(DeclaredSizeLimit, max_bytes=max_body_bytes)
     if cors_origins:
         app.add_middleware(
             CORSMiddleware,
