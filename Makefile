@@ -19,7 +19,7 @@ src_crewai := packages/crewai-glue/src
 src_server := packages/server/src
 
 
-.PHONY: uv services install demo test lint typecheck bench dist test-dist example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services install demo test lint typecheck bench $(addprefix bench-,core langgraph openai claude crewai) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES))
 
@@ -72,7 +72,29 @@ $(addprefix test-,$(PACKAGES)): test-%: install-% services
 	@echo "==> tests/$* in .venvs/$*"
 	@if [ -d tests/$* ]; then .venvs/$*/bin/pytest tests/$* -q -p no:cacheprovider; fi
 
-test: lint typecheck $(addprefix test-,$(PACKAGES)) test-dist
+# The documentation site in site/ (MkDocs strict: a broken link or reference fails the build).
+install-docs: uv
+	@echo "==> .venvs/docs: MkDocs, Material and mkdocstrings (the docs dependency group)"
+	@UV_PROJECT_ENVIRONMENT=.venvs/docs $(UV) sync -q --only-group docs
 
-bench: install-core
-	.venvs/core/bin/python benchmarks/core_bench.py
+docs: install-docs
+	@echo "==> mkdocs build --strict -> site/"
+	@NO_MKDOCS_2_WARNING=1 .venvs/docs/bin/mkdocs build --strict --quiet
+
+# Every README's ```python blocks, each run in its package's environment (tests/docs).
+test-docs: install services
+	@echo "==> tests/docs: every README code block runs as pasted, or is an excerpt of examples/"
+	@.venvs/core/bin/pytest tests/docs -q -p no:cacheprovider
+
+test: lint typecheck $(addprefix test-,$(PACKAGES)) test-docs docs test-dist
+
+# Every benchmark once (about 10 minutes on 2 cores; PostgreSQL needed): each writes its tables,
+# with the date, the machine and the command, to benchmarks/results/<package>.md, and the READMEs'
+# quotes of those files are refreshed. `make bench-core` (or -langgraph, ...) runs one.
+BENCHES := core langgraph openai claude crewai
+$(addprefix bench-,$(BENCHES)): bench-%: install-% services
+	@echo "==> benchmarks/$*_bench.py in .venvs/$* -> benchmarks/results/$*.md"
+	.venvs/$*/bin/python benchmarks/$*_bench.py --markdown benchmarks/results/$*.md
+	@.venvs/core/bin/python benchmarks/report.py
+
+bench: $(addprefix bench-,$(BENCHES))

@@ -32,6 +32,7 @@ from claude_agent_sdk import (
     project_key_for_directory,
 )
 from convostore_claude import ConvostoreSessionStore
+from report import markdown_report
 
 PG = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 DIRECTORY = "/home/user/project"
@@ -198,4 +199,5 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main)
+    with markdown_report("convostore-claude benchmarks", ["convostore-claude", "claude-agent-sdk"]):
+        anyio.run(main)

@@ -25,6 +25,7 @@ from urllib.parse import quote
 
 import psycopg
 from convostore import ConversationStore
+from report import markdown_report
 
 PG = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 CONTENT = {"type": "text", "text": "The quick brown fox jumps over the lazy dog. " * 4}
@@ -391,4 +392,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with markdown_report("convostore core benchmarks", ["convostore", "psycopg"]):
+        main()

@@ -17,7 +17,9 @@ operation over the rounds.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sqlite3
 import statistics
 import sys
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 _TMP = tempfile.mkdtemp(prefix="crewai-bench-")
+atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
 os.environ.update(
     {
         "CREWAI_DISABLE_TELEMETRY": "true",
@@ -53,6 +56,7 @@ from crewai.memory.storage.kickoff_task_outputs_storage import (  # noqa: E402
 )
 from crewai.memory.storage.lancedb_storage import LanceDBStorage  # noqa: E402
 from crewai.memory.types import MemoryRecord  # noqa: E402
+from report import markdown_report  # noqa: E402
 
 logging.disable(logging.WARNING)
 QUICK = "--quick" in sys.argv
@@ -312,4 +316,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with markdown_report(
+        "convostore-crewai benchmarks", ["convostore-crewai", "crewai", "lancedb"]
+    ):
+        main()

@@ -37,6 +37,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import _messages_delta_reducer, add_messages
 from langgraph.store.base import BaseStore
 from langgraph.store.sqlite import SqliteStore
+from report import markdown_report
 
 
 def anchor_of(names: list[str], name: str) -> str:
@@ -358,4 +359,11 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    packages = [
+        "convostore-langgraph",
+        "langgraph",
+        "langgraph-checkpoint-sqlite",
+        "langgraph-checkpoint-postgres",
+    ]
+    with markdown_report("convostore-langgraph benchmarks", packages, preformatted=True):
+        main()

@@ -31,6 +31,7 @@ from urllib.parse import quote
 
 from agents import SQLiteSession
 from convostore_openai import ConvostoreSession
+from report import markdown_report
 
 PG_URL = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -255,4 +256,6 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    packages = ["convostore-openai", "openai-agents", "sqlalchemy", "asyncpg", "psycopg"]
+    with markdown_report("convostore-openai benchmarks", packages):
+        asyncio.run(main())

@@ -14,8 +14,14 @@ os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
 from typing import Any  # noqa: E402
 
 from convostore import ConversationStore  # noqa: E402
-from convostore_crewai import agent_messages, convostore_memory, record  # noqa: E402
-from crewai import Agent, BaseLLM, Crew, Task  # noqa: E402
+from convostore_crewai import (  # noqa: E402
+    TaskCallback,
+    add_task_callback,
+    agent_messages,
+    convostore_memory,
+    record,
+)
+from crewai import Agent, BaseLLM, Crew, Task, TaskOutput  # noqa: E402
 
 logging.getLogger("crewai.llms.base_llm").setLevel(logging.ERROR)  # token-count notes
 
@@ -48,18 +54,31 @@ class ScriptedLLM(BaseLLM):
 
 
 llm = ScriptedLLM(model="scripted")
-researcher = Agent(role="Researcher", goal="Find facts", backstory="Careful.", llm=llm)
-writer = Agent(role="Writer", goal="Answer briefly", backstory="Concise.", llm=llm)
-crew = Crew(
-    agents=[researcher, writer],
-    tasks=[
-        Task(description="Research: {user_message}", expected_output="Facts.", agent=researcher),
-        Task(description="Answer the user.", expected_output="One line.", agent=writer),
-    ],
-)
+
+
+def new_crew() -> Crew:
+    researcher = Agent(role="Researcher", goal="Find facts", backstory="Careful.", llm=llm)
+    writer = Agent(role="Writer", goal="Answer briefly", backstory="Concise.", llm=llm)
+    return Crew(
+        agents=[researcher, writer],
+        tasks=[
+            Task(
+                description="Research: {user_message}", expected_output="Facts.", agent=researcher
+            ),
+            Task(description="Answer the user.", expected_output="One line.", agent=writer),
+        ],
+    )
+
+
+def previous_callback(output: TaskOutput) -> None:
+    print("task callback:", output.raw)
+
+
+crew = new_crew()
 
 with ConversationStore() as store:  # sqlite:///convostore.db, or $CONVOSTORE_URL
-    store.delete_conversation(conversation_id="crew-demo")  # so the demo can run again
+    for old in ("crew-demo", "one-task", "all-tasks"):  # so the demo can run again
+        store.delete_conversation(conversation_id=old)
 
     # Recording: every run of this crew lands in the conversation; with continue_history
     # the next run sees the conversation so far.
@@ -72,6 +91,19 @@ with ConversationStore() as store:  # sqlite:///convostore.db, or $CONVOSTORE_UR
         print(f"  {m.role:9} {agent:10} {m.content}")
     meta = store.get_conversation(conversation_id="crew-demo")
     print("last run:", meta.metadata["crewai"]["status"] if meta and meta.metadata else None)
+
+    # Task callbacks, for code that already wires them: each stores the task's output, then
+    # calls the callback that was there before.
+    callback_crew = new_crew()
+    callback_crew.tasks[1].callback = TaskCallback(store, "one-task", then=previous_callback)
+    add_task_callback(callback_crew, store, "all-tasks", user_id="u_123")
+    callback_crew.kickoff(inputs={"user_message": "Which database?"})
+    print(
+        "stored by the callbacks:",
+        len(store.get_history(conversation_id="one-task")),
+        "and",
+        len(store.get_history(conversation_id="all-tasks")),
+    )
 
     # Continuing with a single agent: the stored conversation, then the new question.
     advisor = Agent(role="Advisor", goal="Advise", backstory="Experienced.", llm=llm)

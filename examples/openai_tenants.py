@@ -34,9 +34,11 @@ async def main() -> None:
 
         # Acme's third turn saw Acme's history only.
         print([item.get("content") for item in model.calls[2].input][::2])
+        # ['Hi from Acme', 'Acme again']
         # Each tenant owns its conversation "<tenant>:<session_id>".
         listed = await store.list_conversations(user_id="acme")
         print([(c.conversation_id, c.message_count) for c in listed.items])
+        # [('acme:support-chat', 4)]
 
 
 if __name__ == "__main__":

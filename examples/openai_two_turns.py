@@ -33,6 +33,7 @@ async def main(url: str) -> None:
     )
     agent = Agent(name="assistant", model=model, tools=[get_weather])
 
+    # url: "sqlite:///chat.db", "postgresql://..." or "memory://"
     async with AsyncConversationStore(url) as store:
         session = store.openai_session("chat-42", max_items=50)
         first = await Runner.run(agent, "What's the weather in Paris?", session=session)
@@ -43,7 +44,10 @@ async def main(url: str) -> None:
         # The session is a conversation: page it, list it, convert it for another API.
         page = await store.get_messages(conversation_id="chat-42", limit=100)
         print([m.role for m in page])
+        # ['user', 'assistant', 'tool', 'assistant', 'user', 'assistant']
         print(store.to_anthropic_messages(page)[1])
+        # {'role': 'assistant', 'content': [{'type': 'tool_use', 'id': 'call_1',
+        #   'name': 'get_weather', 'input': {'city': 'Paris'}}]}
 
     assert model.calls[2].input[0] == {"role": "user", "content": "What's the weather in Paris?"}
 

@@ -121,7 +121,10 @@ def test_the_public_names_of_the_core() -> None:
     assert sorted(convostore.__all__) == sorted(
         [
             "AsyncConversationStore",
+            "ChangeKind",
             "ConflictError",
+            "ConversationChange",
+            "ConversationChanges",
             "ConversationMeta",
             "ConversationOwnershipError",
             "ConversationStore",

@@ -319,3 +319,36 @@ async def test_the_async_store_enforces_the_same_owner(alice: ConversationStore)
     with pytest.raises(ConversationOwnershipError):
         await astore.clear_messages(conversation_id="c", user_id="mallory")
     assert await astore.get_contents(conversation_id="c", user_id="alice") == ["hi", "hello"]
+
+
+# -- a strict store: nobody's conversation is not everybody's -------------------------------
+
+
+@pytest.mark.parametrize("name", CALLS)
+def test_a_strict_store_refuses_an_unowned_conversation(
+    store: ConversationStore, snapshot: Snapshot, name: str
+) -> None:
+    store.append_message(conversation_id="c", role="user", content="x", message_id=MID)
+    strict = store.with_strict_ownership()
+    before = snapshot(store)
+    with pytest.raises(ConversationOwnershipError, match="'c' belongs to nobody"):
+        _call(strict, name, user_id="anyone")
+    assert snapshot(store) == before
+    _call(strict, name)  # without a user_id (an agent's own call) nothing is scoped
+
+
+@pytest.mark.parametrize("name", CALLS)
+def test_a_strict_store_lets_the_owner_through(alice: ConversationStore, name: str) -> None:
+    strict = alice.with_strict_ownership()
+    _call(strict, name, user_id="alice")
+    if name not in READS_AND_DELETES:
+        with pytest.raises(ConversationOwnershipError):
+            _call(strict, name, user_id="mallory")
+
+
+def test_a_strict_store_creates_conversations_as_the_users(store: ConversationStore) -> None:
+    strict = store.with_strict_ownership()
+    strict.append_message(conversation_id="new", role="user", content="x", user_id="bob")
+    meta = store.get_conversation(conversation_id="new")
+    assert meta is not None and meta.user_id == "bob"
+    assert [c.conversation_id for c in strict.list_conversations(user_id="bob").items] == ["new"]

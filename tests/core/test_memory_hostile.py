@@ -363,3 +363,28 @@ def test_bad_path_prefixes_are_refused(mem: Mem, prefix: Any) -> None:
         "path_prefix",
         lambda: mem.call("list_memories", path_prefix=prefix),
     )
+
+
+@pytest.mark.parametrize("name", CALL_NAMES)
+def test_a_strict_store_refuses_an_unowned_memory_store(
+    store: ConversationStore, name: str
+) -> None:
+    mem = Mem(store)
+    unowned = store.create_memory_store("shared").memory_store_id
+    entry = store.create_memory(unowned, "notes/a.md", "x")
+    store.update_memory(unowned, entry.entry_id, "y", 1)
+    vid = store.list_memory_versions(unowned).items[0].version_id
+    strict = Mem.__new__(Mem)
+    strict.store, strict.sid, strict.eid, strict.vid = (
+        store.with_strict_ownership(),
+        unowned,
+        entry.entry_id,
+        vid,
+    )
+    _refused(
+        mem,
+        MemoryStoreOwnershipError,
+        "belongs to nobody",
+        lambda: strict.call(name, user_id="anyone"),
+    )
+    strict.call(name)  # without a user_id nothing is scoped

@@ -40,7 +40,7 @@ def test_sqlite_file_uses_wal_and_reopens_with_its_data(tmp_path: Path) -> None:
     raw = sqlite3.connect(tmp_path / "a.db")
     assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert raw.execute("SELECT component, version FROM convostore_schema").fetchall() == [
-        ("core", 3)
+        ("core", 4)
     ]
 
 
@@ -65,7 +65,7 @@ def test_an_older_schema_is_upgraded_in_place(backend_url: str) -> None:
         rows = store.backend.read(
             lambda tx: tx.execute("SELECT component, version FROM convostore_schema")
         )
-        assert sorted(rows) == [("core", 3), ("demo", 2)]
+        assert sorted(rows) == [("core", 4), ("demo", 2)]
 
 
 def test_a_database_of_the_previous_schema_gains_memory_stores(shared_url: str) -> None:
@@ -75,7 +75,7 @@ def test_a_database_of_the_previous_schema_gains_memory_stores(shared_url: str) 
         store.append_message(conversation_id="c", role="user", content="before")
 
         def downgrade(tx: Tx) -> None:
-            for table in MEMORY_TABLES:
+            for table in (*MEMORY_TABLES, "convostore_changes"):
                 tx.execute(f"DROP TABLE {table}")
             tx.execute("UPDATE convostore_schema SET version = 2 WHERE component = 'core'")
 
@@ -87,7 +87,12 @@ def test_a_database_of_the_previous_schema_gains_memory_stores(shared_url: str) 
         rows = store.backend.read(
             lambda tx: tx.execute("SELECT version FROM convostore_schema WHERE component = 'core'")
         )
-        assert rows == [(3,)]
+        assert rows == [(4,)]
+        store.update_conversation(conversation_id="c", metadata={"k": 1})
+        assert [c.kind for c in store.get_changes(conversation_id="c", after=0).items] == [
+            "message.created",
+            "conversation.updated",
+        ]
 
 
 def test_a_store_that_cannot_connect_says_so() -> None:

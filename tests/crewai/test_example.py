@@ -30,6 +30,8 @@ def test_the_quickstart_example_runs(tmp_path: Path) -> None:
     out = done.stdout
     assert "crew answered: As we discussed: switch when you need replicas." in out
     assert "last run: completed" in out
+    assert "task callback: Start with SQLite." in out
+    assert "stored by the callbacks: 1 and 2" in out
     assert "advisor: We start on SQLite and move to PostgreSQL later." in out
     assert "memory recalls: ['The team runs billing on PostgreSQL.']" in out
     assert "researcher, with memory: From memory: billing runs on PostgreSQL." in out

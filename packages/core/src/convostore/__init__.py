@@ -27,6 +27,9 @@ from .errors import (
 )
 from .memory_prompt import amemory_context, memory_context
 from .models import (
+    ChangeKind,
+    ConversationChange,
+    ConversationChanges,
     ConversationMeta,
     ListConversationsResult,
     ListMemoriesResult,
@@ -48,8 +51,11 @@ from .validation import Limits
 __all__ = [
     "MEMORY_STORES_KEY",
     "AsyncConversationStore",
+    "ChangeKind",
     "ConflictError",
     "ContentTooLargeError",
+    "ConversationChange",
+    "ConversationChanges",
     "ConversationMeta",
     "ConversationOwnershipError",
     "ConversationStore",

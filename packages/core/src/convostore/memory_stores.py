@@ -49,6 +49,7 @@ from .validation import (
     check_optional_id,
     check_optional_int,
     check_optional_text,
+    check_owner,
     decode_json,
     encode_metadata,
     preview,
@@ -100,15 +101,6 @@ def _version(row: MemoryVersionRow) -> MemoryVersion:
     )
 
 
-def _owned(row: MemoryStoreRow, user_id: str | None) -> MemoryStoreRow:
-    """``row``, if ``user_id`` (when given) may use it: its owner, or anyone on an unowned one."""
-    if user_id is not None and row.user_id is not None and row.user_id != user_id:
-        raise MemoryStoreOwnershipError(
-            f"memory_store_id {row.id!r} belongs to another user than user_id {user_id!r}"
-        )
-    return row
-
-
 _VERSION_ID = re.compile(r"memver_[0-9a-f]{20}([0-9a-f]{12})")
 
 
@@ -156,6 +148,18 @@ class MemoryStoreMethods:
     backend: Backend
     limits: Limits
     clock: Callable[[], int]
+    strict_ownership: bool
+
+    def _store_owned(self, row: MemoryStoreRow, user_id: str | None) -> MemoryStoreRow:
+        """``row``, if ``user_id`` (when given) may use it (``check_owner``)."""
+        check_owner(
+            row.user_id,
+            user_id,
+            strict=self.strict_ownership,
+            what=f"memory_store_id {row.id!r}",
+            error=MemoryStoreOwnershipError,
+        )
+        return row
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -166,8 +170,8 @@ class MemoryStoreMethods:
             check_optional_id("user_id", user_id, limits),
         )
 
-    @staticmethod
     def _store_and_entry(
+        self,
         tx: Tx,
         sid: str,
         user_id: str | None,
@@ -184,7 +188,7 @@ class MemoryStoreMethods:
         )
         if store is None:
             raise MemoryStoreNotFoundError(f"memory_store_id {sid!r} not found")
-        return _owned(store, user_id), entry
+        return self._store_owned(store, user_id), entry
 
     @staticmethod
     def _path_taken(sid: str, path: str) -> MemoryPathConflictError:
@@ -264,7 +268,7 @@ class MemoryStoreMethods:
         """The memory store with its ``entry_count`` and ``total_size``, or None."""
         sid, uid = self._memory_ids(memory_store_id, user_id)
         row = self.backend.read(lambda tx: tx.memory_store(sid), single_statement=True)
-        return None if row is None else _store(_owned(row, uid))
+        return None if row is None else _store(self._store_owned(row, uid))
 
     def list_memory_stores(
         self, *, limit: int = 20, after: str | None = None, user_id: str | None = None
@@ -291,7 +295,7 @@ class MemoryStoreMethods:
         def write(tx: Tx) -> None:
             row = tx.memory_store(sid, lock=True)
             if row is not None:
-                _owned(row, uid)
+                self._store_owned(row, uid)
                 tx.delete_memory_store(sid)
 
         self.backend.write(write, erasing=True)
@@ -403,7 +407,7 @@ class MemoryStoreMethods:
         store, entry = found
         if store is None:
             return None
-        _owned(store, uid)
+        self._store_owned(store, uid)
         return None if entry is None else _entry(entry)
 
     def update_memory(
@@ -586,7 +590,7 @@ class MemoryStoreMethods:
             store = tx.memory_store(sid)
             if store is None:
                 return None
-            _owned(store, uid)
+            self._store_owned(store, uid)
             return _find_version(tx, sid, vid, content=True)
 
         row = self.backend.read(read)

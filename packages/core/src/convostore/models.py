@@ -39,6 +39,36 @@ class ConversationMeta(_Model):
     user_id: str | None = None
 
 
+ChangeKind = Literal[
+    "message.created",
+    "message.updated",
+    "message.deleted",
+    "messages.cleared",
+    "conversation.updated",
+]
+
+
+class ConversationChange(_Model):
+    """One change of a conversation, in commit order. ``seq`` orders the changes of one
+    conversation (use it as a resume cursor); ``message`` is the message as it is now, for
+    ``message.created`` and ``message.updated`` (None if it was deleted since)."""
+
+    seq: int
+    kind: ChangeKind
+    created_at: int
+    message_id: str | None = None
+    message: Message | None = None
+
+
+class ConversationChanges(_Model):
+    """Changes after a cursor; pass ``cursor`` as ``after`` next time. ``conversation`` is the
+    conversation as it is now, None once it is deleted (or never existed)."""
+
+    items: list[ConversationChange]
+    cursor: int
+    conversation: ConversationMeta | None = None
+
+
 class ListConversationsResult(_Model):
     """One page of conversations; pass ``next_cursor`` as ``after``, ``previous_cursor`` as ``before``."""
 

@@ -18,7 +18,15 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypedDict, TypeVar
 
 from . import convert
-from .backends import DEFAULT_URL, Backend, ConversationRow, MessageRow, Tx, open_backend
+from .backends import (
+    DEFAULT_URL,
+    Backend,
+    ChangeRow,
+    ConversationRow,
+    MessageRow,
+    Tx,
+    open_backend,
+)
 from .backends.base import CORE_TABLES
 from .errors import (
     ConversationOwnershipError,
@@ -31,18 +39,29 @@ from .errors import (
 )
 from .ids import new_ids, now_ms
 from .memory_stores import MemoryStoreMethods
-from .memory_stores import _owned as _store_owned
-from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
+from .models import (
+    ChangeKind,
+    ConversationChange,
+    ConversationChanges,
+    ConversationMeta,
+    ListConversationsResult,
+    Message,
+    Order,
+    Role,
+)
 from .threads import run_in_thread, run_sync
 from .validation import (
     MAX_INT64,
     Limits,
     check_cursors,
     check_id,
+    check_int,
     check_last,
     check_limit,
     check_optional_id,
+    check_optional_int,
     check_order,
+    check_owner,
     check_role,
     decode_json,
     encode_content,
@@ -113,13 +132,13 @@ def _attached(metadata: str | dict[str, Any] | None) -> list[str]:
     return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
 
 
-def _owned(row: ConversationRow, user_id: str | None) -> ConversationRow:
-    """``row``, if ``user_id`` (when given) may use it: the owner, or anyone on an unowned one."""
-    if user_id is not None and row.user_id is not None and row.user_id != user_id:
-        raise ConversationOwnershipError(
-            f"conversation_id {row.id!r} belongs to another user than user_id {user_id!r}"
-        )
-    return row
+def _changed(
+    tx: Tx, row: ConversationRow, kind: ChangeKind, now: int, message_id: str | None = None
+) -> ConversationRow:
+    """Record a change of the conversation other than an append (those are their messages'
+    rows) at its next sequence number; ``row`` with that number taken, to be saved."""
+    tx.insert_change(row.id, ChangeRow(row.next_seq, kind, message_id, now))
+    return row._replace(next_seq=row.next_seq + 1)
 
 
 def _encode_cursor(row: ConversationRow) -> str:
@@ -240,6 +259,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
     ) -> None:
         self._views = {}
         self.ordered = False
+        self.strict_ownership = False
         self.url = url or os.environ.get("CONVOSTORE_URL") or DEFAULT_URL
         self.limits = limits or Limits()
         self.clock = clock
@@ -276,6 +296,14 @@ class ConversationStore(_Views, MemoryStoreMethods):
         twin = copy.copy(self)
         twin.limits = dataclasses.replace(self.limits, **changes)
         twin._views = {}  # views are bound to the store they were made on
+        return twin
+
+    def with_strict_ownership(self) -> Self:
+        """This store (same connections) whose calls given a ``user_id`` use only what that
+        user owns: an unowned conversation or memory store is refused as another user's is
+        (and an append cannot claim it). For servers that act for many users."""
+        twin = self.with_limits()
+        twin.strict_ownership = True
         return twin
 
     def with_ordered_clock(self) -> Self:
@@ -380,21 +408,20 @@ class ConversationStore(_Views, MemoryStoreMethods):
                     f"conversation_id {cid!r} holds {row.message_count} messages; appending"
                     f" {len(new)} would pass the limit of {quota} messages per conversation"
                 )
-            metadata = row.metadata
-            if fold is not None:
-                patch = fold(decode_json(metadata), [_message(m) for m in new])
-                if patch:
-                    metadata = _merge_metadata(metadata, patch, limits)
-            tx.insert_messages(cid, new)
-            tx.save_conversation(
-                row._replace(
-                    metadata=metadata,
-                    user_id=row.user_id or uid,
-                    last_message_at=max(row.last_message_at, at),
-                    message_count=row.message_count + len(new),
-                    next_seq=row.next_seq + len(new),
-                )
+            appended = row._replace(
+                user_id=row.user_id or uid,
+                last_message_at=max(row.last_message_at, at),
+                message_count=row.message_count + len(new),
+                next_seq=row.next_seq + len(new),
             )
+            if fold is not None:
+                patch = fold(decode_json(row.metadata), [_message(m) for m in new])
+                if patch:
+                    merged = _merge_metadata(row.metadata, patch, limits)
+                    appended = _changed(tx, appended, "conversation.updated", at)
+                    appended = appended._replace(metadata=merged)
+            tx.insert_messages(cid, new)
+            tx.save_conversation(appended)
             return ids
 
         return self.backend.write(write)
@@ -424,6 +451,17 @@ class ConversationStore(_Views, MemoryStoreMethods):
             updated_at=None,
         )
 
+    def _owned(self, row: ConversationRow, user_id: str | None) -> ConversationRow:
+        """``row``, if ``user_id`` (when given) may use it (``check_owner``)."""
+        check_owner(
+            row.user_id,
+            user_id,
+            strict=self.strict_ownership,
+            what=f"conversation_id {row.id!r}",
+            error=ConversationOwnershipError,
+        )
+        return row
+
     def _lock_or_create(self, tx: Tx, cid: str, user_id: str | None, now: int) -> ConversationRow:
         """Lock the conversation's row, creating it first if needed; enforce its owner."""
         row = (
@@ -432,12 +470,12 @@ class ConversationStore(_Views, MemoryStoreMethods):
             or tx.conversation(cid, lock=True)
         )
         assert row is not None  # created, or created by a concurrent writer
-        return _owned(row, user_id)
+        return self._owned(row, user_id)
 
     def _locked(self, tx: Tx, cid: str, user_id: str | None) -> ConversationRow | None:
         """Lock the conversation's row if it exists; enforce its owner."""
         row = tx.conversation(cid, lock=True)
-        return None if row is None else _owned(row, user_id)
+        return None if row is None else self._owned(row, user_id)
 
     def _read_owned(
         self, cid: str, user_id: str | None, read: Callable[[Tx], R], *, single_statement: bool
@@ -451,7 +489,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
             row = tx.conversation(cid)
             if row is None:
                 return None
-            _owned(row, user_id)
+            self._owned(row, user_id)
             return read(tx)
 
         return self.backend.read(checked)
@@ -559,6 +597,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
         """Remove and return the newest message, atomically; None if there is none."""
         cid = check_id("conversation_id", conversation_id, self.limits)
         uid = check_optional_id("user_id", user_id, self.limits)
+        now = self.clock()
 
         def write(tx: Tx) -> MessageRow | None:
             row = self._locked(tx, cid, uid)
@@ -570,7 +609,8 @@ class ConversationStore(_Views, MemoryStoreMethods):
             if not newest:
                 return None
             tx.delete_message(cid, newest[0].id)
-            tx.save_conversation(row._replace(message_count=row.message_count - 1))
+            row = row._replace(message_count=row.message_count - 1)
+            tx.save_conversation(_changed(tx, row, "message.deleted", now, newest[0].id))
             return newest[0]
 
         popped = self.backend.write(write)
@@ -607,9 +647,9 @@ class ConversationStore(_Views, MemoryStoreMethods):
         now = self.clock()
 
         def write(tx: Tx) -> MessageRow:
-            self._locked(tx, cid, uid)
+            conversation = self._locked(tx, cid, uid)
             row = tx.message(cid, mid)
-            if row is None:
+            if conversation is None or row is None:
                 raise MessageNotFoundError(f"message_id {mid!r} not found in conversation {cid!r}")
             row = row._replace(
                 content=row.content if new_content is None else new_content,
@@ -617,6 +657,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
                 updated_at=max(now, row.created_at),
             )
             tx.update_message(cid, row)
+            tx.save_conversation(_changed(tx, conversation, "message.updated", now, mid))
             return row
 
         return _message(self.backend.write(write))
@@ -629,10 +670,13 @@ class ConversationStore(_Views, MemoryStoreMethods):
         mid = check_id("message_id", message_id, self.limits)
         uid = check_optional_id("user_id", user_id, self.limits)
 
+        now = self.clock()
+
         def write(tx: Tx) -> None:
             row = self._locked(tx, cid, uid)
             if row is not None and tx.delete_message(cid, mid):
-                tx.save_conversation(row._replace(message_count=row.message_count - 1))
+                row = row._replace(message_count=row.message_count - 1)
+                tx.save_conversation(_changed(tx, row, "message.deleted", now, mid))
 
         self.backend.write(write, erasing=True)
 
@@ -641,11 +685,14 @@ class ConversationStore(_Views, MemoryStoreMethods):
         cid = check_id("conversation_id", conversation_id, self.limits)
         uid = check_optional_id("user_id", user_id, self.limits)
 
+        now = self.clock()
+
         def write(tx: Tx) -> None:
             row = self._locked(tx, cid, uid)
             if row is not None:
                 tx.clear_messages(cid)
-                tx.save_conversation(row._replace(message_count=0))
+                row = row._replace(message_count=0)
+                tx.save_conversation(_changed(tx, row, "messages.cleared", now))
 
         self.backend.write(write, erasing=True)
 
@@ -658,7 +705,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
         cid = check_id("conversation_id", conversation_id, self.limits)
         uid = check_optional_id("user_id", user_id, self.limits)
         row = self.backend.read(lambda tx: tx.conversation(cid), single_statement=True)
-        return None if row is None else _meta(_owned(row, uid))
+        return None if row is None else _meta(self._owned(row, uid))
 
     def list_conversations(
         self,
@@ -723,7 +770,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
 
         def write(tx: Tx) -> ConversationRow:
             row = self._lock_or_create(tx, cid, uid, now)
-            row = row._replace(
+            row = _changed(tx, row, "conversation.updated", now)._replace(
                 user_id=row.user_id or uid, metadata=_merge_metadata(row.metadata, patch, limits)
             )
             tx.save_conversation(row)
@@ -741,6 +788,97 @@ class ConversationStore(_Views, MemoryStoreMethods):
                 tx.delete_conversation(cid)
 
         self.backend.write(write, erasing=True)
+
+    # -- the change feed -------------------------------------------------------------------
+
+    def get_changes(
+        self,
+        *,
+        conversation_id: str,
+        after: int | None = None,
+        limit: int = 100,
+        user_id: str | None = None,
+    ) -> ConversationChanges:
+        """The conversation's changes after the cursor ``after``, in commit order, at most
+        ``limit`` (appends, message updates and deletes, clears, metadata changes, from every
+        writer of the database). ``after=None`` starts from now: no items, and the cursor to
+        pass next time. A cursor past the conversation's last change (it was deleted and made
+        again) starts over from its beginning."""
+        limits = self.limits
+        cid = check_id("conversation_id", conversation_id, limits)
+        uid = check_optional_id("user_id", user_id, limits)
+        check_int("limit", limit, minimum=1, maximum=limits.max_page_size)
+        start = check_optional_int("after", after)
+
+        def read(
+            tx: Tx,
+        ) -> tuple[
+            ConversationRow | None, list[MessageRow], list[ChangeRow], dict[str, MessageRow]
+        ]:
+            row = tx.conversation(cid)
+            if row is None or start is None:
+                return row, [], [], {}
+            self._owned(row, uid)
+            since = start if start < row.next_seq else 0
+            messages = tx.page_messages(
+                cid, after_seq=since, before_seq=None, newest_first=False, limit=limit
+            )
+            changes = tx.changes_after(cid, since, limit)
+            updated = [c.message_id for c in changes if c.kind == "message.updated"]
+            return row, messages, changes, tx.messages_by_id(cid, [m for m in updated if m])
+
+        row, messages, changes, current = self.backend.read(read)
+        if row is None:
+            return ConversationChanges(items=[], cursor=start or 0)
+        self._owned(row, uid)
+        items = [
+            ConversationChange(
+                seq=m.seq,
+                kind="message.created",
+                created_at=m.created_at,
+                message_id=m.id,
+                message=_message(m),
+            )
+            for m in messages
+        ]
+        for c in changes:
+            found = current.get(c.message_id) if c.message_id else None
+            items.append(
+                ConversationChange(
+                    seq=c.seq,
+                    kind=c.kind,  # type: ignore[arg-type]  # written by _changed
+                    created_at=c.created_at,
+                    message_id=c.message_id,
+                    message=None if found is None else _message(found),
+                )
+            )
+        items.sort(key=lambda change: change.seq)
+        more = len(items) > limit or len(messages) == limit or len(changes) == limit
+        items = items[:limit]
+        cursor = items[-1].seq if more and items else row.next_seq - 1
+        return ConversationChanges(items=items, cursor=cursor, conversation=_meta(row))
+
+    def enable_change_notifications(self) -> None:
+        """Make every write to a conversation wake ``wait_for_change`` in other processes
+        (PostgreSQL: a trigger sending ``NOTIFY``; it costs every commit a little, so it is
+        off until a server asks for it). On SQLite ``wait_for_change`` needs nothing."""
+        self.backend.enable_notifications()
+
+    def wait_for_change(self, timeout: float = 1.0) -> bool:
+        """Block until a write may have changed the database since the previous call (in
+        this or another process), or ``timeout`` seconds pass; True if one may have. Then
+        read what changed with ``get_changes``. On PostgreSQL other processes' writes wake it
+        after ``enable_change_notifications``; SQLite is checked every 50 ms."""
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, (int, float))
+            or not 0 <= timeout <= 86_400
+        ):
+            raise MemoryValidationError(
+                f"timeout must be a number of seconds from 0 to 86400, got {timeout!r}",
+                argument="timeout",
+            )
+        return self.backend.wait_for_change(float(timeout))
 
     def find_conversations(
         self, *, id_prefix: str, user_id: str | None = None
@@ -785,7 +923,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
             if prefix is not None:
                 rows.update((r.id, r) for r in tx.conversations_by_prefix(prefix, None, lock=True))
             for row in rows.values():
-                _owned(row, uid)
+                self._owned(row, uid)
             for cid in sorted(rows):
                 tx.delete_conversation(cid)
             return len(rows)
@@ -843,10 +981,11 @@ class ConversationStore(_Views, MemoryStoreMethods):
                 store = tx.memory_store(sid)
                 if store is None:
                     raise MemoryStoreNotFoundError(f"memory_store_id {sid!r} not found")
-                _store_owned(store, owner)
+                self._store_owned(store, owner)
             current = _attached(row.metadata)
             merged = current + [sid for sid in ids if sid not in current]
             patch = {MEMORY_STORES_KEY: merged}
+            row = _changed(tx, row, "conversation.updated", now)
             tx.save_conversation(
                 row._replace(user_id=owner, metadata=_merge_metadata(row.metadata, patch, limits))
             )
@@ -862,6 +1001,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
         cid = check_id("conversation_id", conversation_id, limits)
         uid = check_optional_id("user_id", user_id, limits)
         ids = self._memory_store_ids(memory_store_ids)
+        now = self.clock()
 
         def write(tx: Tx) -> list[str]:
             row = self._locked(tx, cid, uid)
@@ -869,6 +1009,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
                 return []
             kept = [sid for sid in _attached(row.metadata) if sid not in ids]
             patch = {MEMORY_STORES_KEY: kept or None}
+            row = _changed(tx, row, "conversation.updated", now)
             tx.save_conversation(
                 row._replace(metadata=_merge_metadata(row.metadata, patch, limits))
             )
@@ -956,6 +1097,11 @@ class AsyncConversationStore(_Views):
     find_conversations = _bridge(ConversationStore.find_conversations, inline=False)
     delete_conversations = _bridge(ConversationStore.delete_conversations, inline=False)
     existing_message_ids = _bridge(ConversationStore.existing_message_ids)
+    get_changes = _bridge(ConversationStore.get_changes)
+    enable_change_notifications = _bridge(
+        ConversationStore.enable_change_notifications, inline=False
+    )
+    wait_for_change = _bridge(ConversationStore.wait_for_change, inline=False)
     attach_memory_stores = _bridge(ConversationStore.attach_memory_stores)
     detach_memory_stores = _bridge(ConversationStore.detach_memory_stores)
     attached_memory_stores = _bridge(ConversationStore.attached_memory_stores)

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ContentTooLargeError, MemoryValidationError
+from .errors import ContentTooLargeError, MemoryValidationError, OwnershipError
 from .models import ROLES, Order, Role
 
 MB = 1024 * 1024
@@ -302,3 +302,19 @@ def check_optional_text(name: str, value: object, max_bytes: int) -> str | None:
 def preview(text: str, size: int = 60) -> str:
     """``text`` for an error message, cut to ``size`` characters."""
     return repr(text) if len(text) <= size else f"{text[:size]!r}... ({len(text)} characters)"
+
+
+def check_owner(
+    owner: str | None,
+    user_id: str | None,
+    *,
+    strict: bool,
+    what: str,
+    error: type[OwnershipError],
+) -> None:
+    """The ownership rule, for conversations and memory stores alike: a call given a
+    ``user_id`` may use what that user owns, and (unless ``strict``) what nobody owns."""
+    if user_id is None or owner == user_id or (owner is None and not strict):
+        return
+    whose = "nobody (a strict store refuses it)" if owner is None else "another user"
+    raise error(f"{what} belongs to {whose}, not to user_id {user_id!r}")

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..errors import MemoryValidationError
-from .base import Backend, ConversationRow, MessageRow, Tx
+from .base import Backend, ChangeRow, ConversationRow, MessageRow, Tx
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
-__all__ = ["Backend", "ConversationRow", "MessageRow", "Tx", "open_backend"]
+__all__ = ["Backend", "ChangeRow", "ConversationRow", "MessageRow", "Tx", "open_backend"]
 
 DEFAULT_URL = "sqlite:///convostore.db"
 

@@ -26,6 +26,13 @@ class ConversationRow(NamedTuple):
     metadata: str | None
 
 
+class ChangeRow(NamedTuple):
+    seq: int
+    kind: str
+    message_id: str | None
+    created_at: int
+
+
 class MessageRow(NamedTuple):
     seq: int
     id: str
@@ -85,11 +92,24 @@ MIGRATIONS: list[list[str]] = [
         "CREATE TABLE convostore_clock (id INTEGER PRIMARY KEY, last BIGINT NOT NULL)",
     ],
     MEMORY_MIGRATION,
+    [
+        # What happened to a conversation besides appends (those are its messages' rows), at
+        # the conversation's sequence numbers: the change feed reads both, merged by seq.
+        """CREATE TABLE convostore_changes (
+            conversation_id TEXT {collate} NOT NULL,
+            seq BIGINT NOT NULL,
+            kind TEXT NOT NULL,
+            message_id TEXT {collate},
+            created_at BIGINT NOT NULL,
+            PRIMARY KEY (conversation_id, seq)
+        )""",
+    ],
 ]
 CORE_TABLES = (
     "convostore_conversations",
     "convostore_messages",
     "convostore_clock",
+    "convostore_changes",
     *MEMORY_TABLES,
 )
 """Every table of the core component, ``convostore_schema`` aside."""
@@ -195,15 +215,17 @@ class Tx(MemoryStatements, ABC):
 
     def delete_conversation(self, cid: str) -> None:
         self.send("DELETE FROM convostore_messages WHERE conversation_id = ?", [cid])
+        self.send("DELETE FROM convostore_changes WHERE conversation_id = ?", [cid])
         self.send("DELETE FROM convostore_conversations WHERE id = ?", [cid])
 
     def delete_user(self, user_id: str) -> int:
         """Delete every conversation of ``user_id`` and its messages; return how many."""
-        self.send(
-            "DELETE FROM convostore_messages WHERE conversation_id IN"
-            " (SELECT id FROM convostore_conversations WHERE user_id = ?)",
-            [user_id],
-        )
+        for table in ("convostore_messages", "convostore_changes"):
+            self.send(
+                f"DELETE FROM {table} WHERE conversation_id IN"
+                " (SELECT id FROM convostore_conversations WHERE user_id = ?)",
+                [user_id],
+            )
         return len(
             self.execute(
                 "DELETE FROM convostore_conversations WHERE user_id = ? RETURNING id", [user_id]
@@ -335,7 +357,24 @@ class Tx(MemoryStatements, ABC):
         return bool(rows)
 
     def clear_messages(self, cid: str) -> None:
+        """Delete the conversation's messages and the changes that named them."""
         self.send("DELETE FROM convostore_messages WHERE conversation_id = ?", [cid])
+        self.send("DELETE FROM convostore_changes WHERE conversation_id = ?", [cid])
+
+    def insert_change(self, cid: str, change: ChangeRow) -> None:
+        self.send(
+            "INSERT INTO convostore_changes (conversation_id, seq, kind, message_id, created_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            [cid, *change],
+        )
+
+    def changes_after(self, cid: str, after: int, limit: int) -> list[ChangeRow]:
+        rows = self.execute(
+            "SELECT seq, kind, message_id, created_at FROM convostore_changes"
+            " WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            [cid, after, limit],
+        )
+        return [ChangeRow(*r) for r in rows]
 
 
 class Backend(ABC):
@@ -388,6 +427,14 @@ class Backend(ABC):
 
         native = [[dialect(s) for s in step if not s.startswith(skip)] for step in steps]
         self.write(lambda tx: tx.migrate(component, native))
+
+    def enable_notifications(self) -> None:  # noqa: B027 - nothing to do by default
+        """Make every write to a conversation wake ``wait_for_change`` in other processes."""
+
+    @abstractmethod
+    def wait_for_change(self, timeout: float) -> bool:
+        """Block until a write may have changed the database since the previous call, or
+        ``timeout`` seconds pass; True if one may have."""
 
     def vacuum(self, tables: Sequence[str]) -> None:
         """Rewrite ``tables`` without the space that deleted or overwritten rows left (SQLite

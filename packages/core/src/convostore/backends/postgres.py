@@ -27,6 +27,18 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 _RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
 _READ_LEVEL = psycopg.IsolationLevel.REPEATABLE_READ
+_CHANNEL = "convostore_changes"
+_NOTIFY_FUNCTION = f"""CREATE OR REPLACE FUNCTION convostore_notify() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('{_CHANNEL}', COALESCE(NEW.id, OLD.id));
+    RETURN NULL;
+END $$"""
+# Every change of a conversation (append, update, delete, clear, metadata) updates its row.
+_NOTIFY_TRIGGER = (
+    "CREATE OR REPLACE TRIGGER convostore_notify AFTER INSERT OR UPDATE OR DELETE"
+    " ON convostore_conversations FOR EACH ROW EXECUTE FUNCTION convostore_notify()"
+)
 CONNECT_TIMEOUT = 5
 """Seconds to wait for a connection unless the URL says ``?connect_timeout=N``."""
 
@@ -124,6 +136,7 @@ class PostgresBackend(Backend):
     ) -> None:
         self.timeout = timeout
         self._closed = False
+        self._listener: psycopg.Connection[Any] | None = None
         self._owns_pool = pool is None
         if pool is None:
             url = url or ""
@@ -248,6 +261,37 @@ class PostgresBackend(Backend):
         # erasing: deleted rows stay as dead tuples until VACUUM reclaims them (README)
         return self._run(fn, read_only=False, single_statement=single_statement)
 
+    def enable_notifications(self) -> None:
+        def install(tx: Tx) -> None:
+            tx.execute(_NOTIFY_FUNCTION)
+            tx.execute(_NOTIFY_TRIGGER)
+
+        self.write(install)
+
+    def wait_for_change(self, timeout: float) -> bool:
+        if self._closed:
+            raise ConvostoreError("the store is closed")
+        try:
+            if self._listener is None or self._listener.closed:
+                conninfo = self.pool.conninfo
+                kwargs = self.pool.kwargs
+                listener = psycopg.connect(
+                    conninfo() if callable(conninfo) else conninfo,
+                    **{**((kwargs() if callable(kwargs) else kwargs) or {}), "autocommit": True},
+                )
+                listener.execute(f"LISTEN {_CHANNEL}".encode())
+                self._listener = listener
+            woke = False
+            for _ in self._listener.notifies(timeout=timeout, stop_after=1):
+                woke = True
+            while woke and any(True for _ in self._listener.notifies(timeout=0)):
+                pass  # a burst of writes wakes once
+        except psycopg.Error as exc:
+            if self._listener is not None:
+                self._listener.close()
+            raise StorageError(f"PostgreSQL error: {exc}") from exc
+        return woke
+
     def vacuum(self, tables: Sequence[str]) -> None:
         if self._closed:
             raise ConvostoreError("the store is closed")
@@ -273,5 +317,7 @@ class PostgresBackend(Backend):
 
     def close(self) -> None:
         self._closed = True
+        if self._listener is not None:
+            self._listener.close()
         if self._owns_pool:
             self.pool.close()

@@ -53,6 +53,8 @@ class SqliteBackend(Backend):
         self.timeout = timeout
         self._lock = threading.Lock()
         self._no_wait = threading.local()
+        self._commits = 0  # this connection's writes (its data_version does not see them)
+        self._seen: tuple[int, int] | None = None
         self._queue: int | None = None
         if path != ":memory:" and fcntl is not None:
             self._queue = os.open(f"{path}-writers", os.O_RDWR | os.O_CREAT, 0o644)
@@ -148,6 +150,7 @@ class SqliteBackend(Backend):
         self, fn: Callable[[Tx], T], *, single_statement: bool = False, erasing: bool = False
     ) -> T:
         result = self._transaction("BEGIN IMMEDIATE", fn, single=single_statement, queue=True)
+        self._commits += 1
         if erasing:
             self.truncate_wal()
         return result
@@ -170,6 +173,33 @@ class SqliteBackend(Backend):
         finally:
             self._lock.release()
         return not busy
+
+    def _version(self) -> tuple[int, int]:
+        """What changes when anyone commits: ``PRAGMA data_version`` (other connections'
+        commits) and this connection's own count."""
+        with self._lock:
+            conn = self._conn
+            if conn is None:
+                raise ConvostoreError("the store is closed")
+            try:
+                (version,) = conn.execute("PRAGMA data_version").fetchone()
+            except sqlite3.Error as exc:
+                raise StorageError(f"SQLite error on {self.path}: {exc}") from exc
+            return int(version), self._commits
+
+    def wait_for_change(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        seen = self._seen if self._seen is not None else self._version()
+        while True:
+            now = self._version()
+            if now != seen:
+                self._seen = now
+                return True
+            self._seen = now
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(0.05, left))
 
     def vacuum(self, tables: Sequence[str]) -> None:
         def run() -> None:
