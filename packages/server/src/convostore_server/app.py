@@ -7,16 +7,21 @@ cursors, ownership, merge, quota) is the core's.
 
 import inspect
 import ipaddress
+import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+import re
+from collections.abc import AsyncIterable, AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeAlias
 
 from convostore import (
     AsyncConversationStore,
+    ConversationChange,
+    ConversationChanges,
     ConversationMeta,
     ConversationStore,
+    ConvostoreError,
     ListConversationsResult,
     ListMemoriesResult,
     ListMemoryStoresResult,
@@ -31,6 +36,7 @@ from convostore import (
 )
 from fastapi import APIRouter, Body, Depends, FastAPI, Header, Path, Query
 from fastapi.security import HTTPBearer
+from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter
 from pydantic.alias_generators import to_camel
 from starlette.middleware.body_limit import RequestBodyLimitMiddleware
@@ -40,6 +46,7 @@ from starlette.responses import Response
 
 from .auth import Authenticator, Principal, TokenTable
 from .errors import ApiError, ErrorBody, dump_json, install_error_handlers, not_found, path_value
+from .events import ChangeHub
 from .middleware import DeclaredSizeLimit, EncodedSlashes
 
 log = logging.getLogger("convostore_server")
@@ -151,7 +158,11 @@ class _Context:
 
     def __init__(self, store: AsyncConversationStore, auth: Authenticator | None) -> None:
         self.store = store
-        self.scoped = store  # the store for calls that carry a user_id
+        # Calls made for a user: strict, so an unowned conversation or memory store (an
+        # agent's) is refused as another user's is; an admin's calls use `store`.
+        self.scoped = AsyncConversationStore(
+            sync=store.sync.with_strict_ownership(), inline=store.inline
+        )
         self.auth = auth
 
     async def principal(self, connection: HTTPConnection) -> Principal:
@@ -216,6 +227,7 @@ _ENTRY = TypeAdapter(MemoryEntry)
 _ENTRIES = TypeAdapter(ListMemoriesResult)
 _VERSION = TypeAdapter(MemoryVersion)
 _VERSIONS = TypeAdapter(ListMemoryVersionsResult)
+_CHANGE = TypeAdapter(ConversationChange)
 
 
 def _no_content() -> Response:
@@ -637,11 +649,93 @@ def _memory_routes(router: APIRouter, Who: Any) -> None:
         return _json(redacted, _VERSION)
 
 
-def _router(ctx: _Context) -> APIRouter:
+_LAST_EVENT_ID = re.compile("[0-9]{1,20}")
+
+
+def _event(change: ConversationChange) -> ServerSentEvent:
+    return ServerSentEvent(
+        event=change.kind, id=str(change.seq), raw_data=dump_json(change, _CHANGE).decode()
+    )
+
+
+def _event_routes(router: APIRouter, Who: Any, hub: ChangeHub) -> None:
+    async def first_changes(
+        *,
+        who: Who,
+        conversation_id: ConversationId,
+        after: Annotated[
+            int | None,
+            Query(description="Resume after this event id (a Last-Event-ID header wins)"),
+        ] = None,
+        last_event_id: Annotated[
+            str | None,
+            Header(alias="Last-Event-ID", description="The id of the last event received"),
+        ] = None,
+    ) -> tuple[Caller, str, ConversationChanges]:
+        """The changes before the stream starts: ownership and cursors are checked here, so
+        an error is an ordinary JSON response."""
+        if last_event_id is not None:
+            if not _LAST_EVENT_ID.fullmatch(last_event_id.strip()):
+                raise ApiError(
+                    400,
+                    "invalid_argument",
+                    f"Last-Event-ID must be an event id (a number), got {last_event_id[:40]!r}",
+                    argument="Last-Event-ID",
+                )
+            after = int(last_event_id)
+        changes = await who.store.get_changes(
+            conversation_id=conversation_id,
+            after=after,
+            limit=who.store.limits.max_page_size,
+            user_id=who.user_id,
+        )
+        return who, conversation_id, changes
+
+    @router.get(
+        "/conversations/{conversationId}/events",
+        response_class=EventSourceResponse,
+        tags=["events"],
+    )
+    async def events(
+        first: Annotated[tuple[Caller, str, ConversationChanges], Depends(first_changes)],
+    ) -> AsyncIterable[ServerSentEvent]:
+        """Server-Sent Events of the conversation from now on (or after ``Last-Event-ID``),
+        whoever writes it: ``message.created``, ``message.updated``, ``message.deleted``,
+        ``messages.cleared``, ``conversation.updated`` (data: the change, with the message
+        as it is now), ``conversation.deleted``. Each event's ``id`` resumes the stream."""
+        who, cid, changes = first
+        page = who.store.limits.max_page_size
+        cursor, existed = changes.cursor, changes.conversation is not None
+        yield ServerSentEvent(comment="subscribed", retry=1000)
+        for change in changes.items:
+            yield _event(change)
+        while True:
+            wake = await hub.next_change()
+            try:
+                changes = await who.store.get_changes(
+                    conversation_id=cid, after=cursor, limit=page, user_id=who.user_id
+                )
+            except ConvostoreError:  # deleted and made anew by someone else, or a failure
+                return  # the client reconnects with its Last-Event-ID
+            for change in changes.items:
+                yield _event(change)
+            cursor = changes.cursor
+            if existed and changes.conversation is None:
+                deleted = json.dumps({"conversationId": cid})
+                yield ServerSentEvent(
+                    event="conversation.deleted", id=str(cursor), raw_data=deleted
+                )
+            existed = changes.conversation is not None
+            if len(changes.items) < page:
+                await wake.wait()
+
+
+def _router(ctx: _Context, hub: ChangeHub) -> APIRouter:
     router = APIRouter(responses=_ERRORS)
     who = _caller_dependency(ctx)
     _conversation_routes(router, who)
     _message_routes(router, who)
+    _event_routes(router, who, hub)
     _memory_routes(router, who)
     return router
 
@@ -694,9 +788,12 @@ def create_app(
     if max_body_bytes is None:
         max_body_bytes = limits.max_content_bytes + limits.max_metadata_bytes + 1024 * 1024
 
+    hub = ChangeHub(async_store)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
+        await hub.close()
         if owned:
             await async_store.aclose()
 
@@ -708,7 +805,7 @@ def create_app(
     )
     ctx = _Context(async_store, authenticate)
     app.state.convostore = async_store
-    app.include_router(_router(ctx))
+    app.include_router(_router(ctx, hub))
     install_error_handlers(app)
     app.add_middleware(RequestBodyLimitMiddleware, max_body_size=max_body_bytes)
     app.add_middleware(DeclaredSizeLimit, max_bytes=max_body_bytes)
