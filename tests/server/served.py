@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import os
+import queue
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -46,6 +51,7 @@ class Server:
     tokens: dict[str, str]
     process: subprocess.Popen[bytes]
     log: Path
+    tokens_file: Path | None = None
     clients: list[httpx.Client] = field(default_factory=list)
 
     def client(self, who: str | None = "alice", **kwargs: object) -> httpx.Client:
@@ -112,13 +118,23 @@ def write_tokens(tmp: Path) -> tuple[Path, dict[str, str]]:
     return path, tokens
 
 
-def start(store_url: str, tmp: Path, *extra: str, env: dict[str, str] | None = None) -> Server:
-    """``convostore-server --url store_url`` with a token for alice, bob and an admin."""
-    tokens_file, tokens = write_tokens(tmp)
+def start(
+    store_url: str,
+    tmp: Path,
+    *extra: str,
+    env: dict[str, str] | None = None,
+    tokens_of: Server | None = None,
+) -> Server:
+    """``convostore-server --url store_url`` with a token for alice, bob and an admin (those
+    of ``tokens_of``, when given)."""
+    if tokens_of is not None and tokens_of.tokens_file is not None:
+        tokens_file, tokens = tokens_of.tokens_file, tokens_of.tokens
+    else:
+        tokens_file, tokens = write_tokens(tmp)
     port = free_port()
     args = [str(BIN / "convostore-server"), "--url", store_url, "--port", str(port)]
     process, log = spawn([*args, "--tokens", str(tokens_file), *extra], tmp, port, env)
-    return Server(f"http://127.0.0.1:{port}", store_url, tokens, process, log)
+    return Server(f"http://127.0.0.1:{port}", store_url, tokens, process, log, tokens_file)
 
 
 def start_factory(factory: str, store_url: str, tmp: Path) -> Server:
@@ -175,3 +191,87 @@ def store_url(kind: str, tmp: Path) -> Iterator[str]:
 
 def new_id(prefix: str = "c") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+class EventStream:
+    """An SSE subscription read on a thread of its own (an asyncio loop, so ``close`` can
+    cancel the read): ``next()`` gives what arrives as dicts (``event``, ``id``, ``data``
+    decoded from JSON; ``{"comment": ...}``, ``{"retry": ...}``; ``{"error": body}`` for a
+    refused subscription, then ``{"closed": True}``)."""
+
+    def __init__(self, server: Server, path: str, who: str = "alice", **headers: str) -> None:
+        self.queue: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.status: int | None = None
+        self.ready = threading.Event()
+        auth = {"Authorization": f"Bearer {server.tokens[who]}"} if who else {}
+        self._headers = {**auth, **headers}
+        self._base, self._path = server.base, path
+        self._loop = asyncio.new_event_loop()
+        self._task: asyncio.Task[None] | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        self.ready.wait(30)
+
+    def _run(self) -> None:
+        self._task = self._loop.create_task(self._read())
+        with contextlib.suppress(asyncio.CancelledError):
+            self._loop.run_until_complete(self._task)
+        self._loop.close()
+
+    async def _read(self) -> None:
+        try:
+            async with (
+                httpx.AsyncClient(base_url=self._base, headers=self._headers) as client,
+                client.stream("GET", self._path, timeout=httpx.Timeout(30, read=None)) as r,
+            ):
+                self.status = r.status_code
+                self.ready.set()
+                if r.status_code != 200:
+                    self.queue.put({"error": json.loads(await r.aread())})
+                    return
+                event: dict[str, Any] = {}
+                async for line in r.aiter_lines():
+                    if line.startswith(":"):
+                        self.queue.put({"comment": line[1:].strip()})
+                    elif line:
+                        name, _, value = line.partition(":")
+                        event[name] = value[1:] if value.startswith(" ") else value
+                    elif event:
+                        if "data" in event:
+                            event["data"] = json.loads(event["data"])
+                        self.queue.put(event)
+                        event = {}
+        finally:
+            self.ready.set()
+            self.queue.put({"closed": True})
+
+    def next(self, timeout: float = 30) -> dict[str, Any]:
+        """What arrives next; ``timeout`` only guards against a hang."""
+        return self.queue.get(timeout=timeout)
+
+    def next_event(self, timeout: float = 30) -> dict[str, Any]:
+        """The next event that is not a comment or a bare ``retry:``."""
+        while set(item := self.next(timeout)) <= {"comment", "retry"}:
+            pass
+        return item
+
+    def close(self) -> None:
+        if self._task is not None and not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop has just ended
+                self._loop.call_soon_threadsafe(self._task.cancel)
+        self._thread.join(30)
+
+
+def run_agent(*args: str) -> str:
+    """``agent.py`` in another process (the server's environment): a writer that is not the
+    server."""
+    done = subprocess.run(
+        [sys.executable, str(HERE / "agent.py"), *args],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
