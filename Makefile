@@ -19,7 +19,7 @@ src_crewai := packages/crewai-glue/src
 src_server := packages/server/src
 
 
-.PHONY: uv services install demo test lint typecheck bench $(addprefix bench-,core langgraph openai claude crewai) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services install demo test lint typecheck bench $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES))
 
@@ -91,7 +91,7 @@ test: lint typecheck $(addprefix test-,$(PACKAGES)) test-docs docs test-dist
 # Every benchmark once (about 10 minutes on 2 cores; PostgreSQL needed): each writes its tables,
 # with the date, the machine and the command, to benchmarks/results/<package>.md, and the READMEs'
 # quotes of those files are refreshed. `make bench-core` (or -langgraph, ...) runs one.
-BENCHES := core langgraph openai claude crewai
+BENCHES := core langgraph openai claude crewai server
 $(addprefix bench-,$(BENCHES)): bench-%: install-% services
 	@echo "==> benchmarks/$*_bench.py in .venvs/$* -> benchmarks/results/$*.md"
 	.venvs/$*/bin/python benchmarks/$*_bench.py --markdown benchmarks/results/$*.md
