@@ -75,10 +75,9 @@ def main() -> None:
             print("posted", posted["messageId"][:4] + "...")
 
             # The agent, in its own process (here: this one), writes through the store.
+            reply = "Sunny, 22C in Paris."
             with ConversationStore(url) as store:
-                store.append_message(
-                    conversation_id="chat-1", role="assistant", content="Sunny, 22C in Paris."
-                )
+                store.append_message(conversation_id="chat-1", role="assistant", content=reply)
 
             # The front-end reads the conversation and the user's list over HTTP.
             for message in call(base, token, "GET", "/conversations/chat-1/messages?limit=20"):
