@@ -273,3 +273,24 @@ def test_unknown_routes_and_methods(server: Server) -> None:
     _error(alice.get("/nothing"), 404, "not_found")
     _error(alice.put("/conversations/x"), 405, "method_not_allowed")
     assert server.client(None).get("/openapi.json").status_code == 200
+
+
+def test_hostile_values_in_paths_queries_and_bodies(server: Server) -> None:
+    alice, admin, cid = server.client("alice"), server.client("admin"), new_id()
+    _post(alice, cid, {"role": "user", "content": "x"})
+    for path in ("/conversations/a%00b", "/conversations/%ed%a0%80/messages"):
+        _error(alice.get(path), 400, "invalid_argument")
+    url = f"/conversations/{cid}/messages"
+    _error(alice.get(url, params={"after": "a\x00b"}), 400, "invalid_argument")
+    _error(alice.get(url, params={"before": "m" * 300}), 400, "invalid_argument")
+    as_nul = admin.get("/conversations", params={"userId": "u\x00"})
+    assert _error(as_nul, 400, "invalid_argument")["argument"] == "user_id"
+    _error(alice.get("/conversations", params={"userId": "u\x00"}), 403, "forbidden")
+    deep: Any = "leaf"
+    for _ in range(950):
+        deep = [deep]
+    nested = alice.post(url, content=json.dumps({"role": "user", "content": deep}), headers=JSON)
+    assert _error(nested, 400, "invalid_argument")["argument"] == "content"
+    huge_int = '{"role": "user", "content": "x", "metadata": {"n": ' + "9" * 5000 + "}}"
+    assert 400 <= alice.post(url, content=huge_int, headers=JSON).status_code < 500
+    assert [m["content"] for m in alice.get(url).json()] == ["x"]
