@@ -19,7 +19,7 @@ src_crewai := packages/crewai-glue/src
 src_server := packages/server/src
 
 
-.PHONY: uv services install demo test lint typecheck bench $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services install demo test lint typecheck bench bench-memory $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES))
 
@@ -68,9 +68,12 @@ services:
 		&& command -v pg_ctlcluster >/dev/null 2>&1 \
 		&& pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql | head -1) main start || true
 
+# The convostore command (core distribution) is tested with the core: tests/cli.
+tests_core := tests/core tests/cli
+
 $(addprefix test-,$(PACKAGES)): test-%: install-% services
-	@echo "==> tests/$* in .venvs/$*"
-	@if [ -d tests/$* ]; then .venvs/$*/bin/pytest tests/$* -q -p no:cacheprovider; fi
+	@echo "==> $(or $(tests_$*),tests/$*) in .venvs/$*"
+	@if [ -d tests/$* ]; then .venvs/$*/bin/pytest $(or $(tests_$*),tests/$*) -q -p no:cacheprovider; fi
 
 # The documentation site in site/ (MkDocs strict: a broken link or reference fails the build).
 install-docs: uv
@@ -97,4 +100,10 @@ $(addprefix bench-,$(BENCHES)): bench-%: install-% services
 	.venvs/$*/bin/python benchmarks/$*_bench.py --markdown benchmarks/results/$*.md
 	@.venvs/core/bin/python benchmarks/report.py
 
-bench: $(addprefix bench-,$(BENCHES))
+# Memory stores against the LangGraph store on the same database: in the LangGraph environment.
+bench-memory: install-langgraph services
+	@echo "==> benchmarks/memory_bench.py in .venvs/langgraph -> benchmarks/results/memory.md"
+	.venvs/langgraph/bin/python benchmarks/memory_bench.py --markdown benchmarks/results/memory.md
+	@.venvs/core/bin/python benchmarks/report.py
+
+bench: $(addprefix bench-,$(BENCHES)) bench-memory

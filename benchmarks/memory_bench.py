@@ -1,6 +1,6 @@
 """Memory stores against the LangGraph store on the same database, printed as Markdown tables.
 
-    .venvs/langgraph/bin/python benchmarks/memory_bench.py [--entries 100000] [--quick]
+    make bench-memory    # or: .venvs/langgraph/bin/python benchmarks/memory_bench.py [--quick]
 
 A memory write keeps a version, a counter and a store row exact; the floor is a key-value write
 with none of that: ``ConvostoreStore.put`` (convostore-langgraph's ``BaseStore``) on the same
@@ -25,6 +25,7 @@ from urllib.parse import quote
 import psycopg
 from convostore import ConversationStore
 from convostore_langgraph import ConvostoreStore
+from report import markdown_report
 
 PG = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 TEXT = ("Notes on the deploy process. " * 80)[:2048]  # a 2 KB entry
@@ -152,4 +153,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with markdown_report(
+        "Memory stores against the LangGraph store",
+        ["convostore", "convostore-langgraph", "psycopg"],
+    ):
+        main()

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 import weakref
+from typing import Any
 
 import ormsgpack
 import pytest
 from convostore import MemoryValidationError
 from convostore.spi import check_text
 from convostore_langgraph._codec import (
+    _IN_ROW_KEY,
     _PACK_OPTS,
     _SOLE,
+    Codec,
+    _BlobRow,
     _common_prefix,
     _exclusive,
     _hand_out,
@@ -20,17 +24,19 @@ from convostore_langgraph._codec import (
     _metadata_matches,
     _metadata_text,
     _namespace,
-    _own,
-    _own_extended,
     _pack_default,
+    _private_copies,
     _private_copy,
     _same,
     _serializing,
-    _thaw,
     _thread_id,
     _unpack_ext,
+    unneeded_blobs,
 )
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from pydantic import BaseModel
 
 
 def _call(x: int) -> AIMessage:
@@ -78,23 +84,45 @@ def test_the_common_prefix_of_messages() -> None:
     assert _common_prefix([], mine) == 0
 
 
-def test_runs_give_fresh_equal_objects_and_stay_few() -> None:
-    items, runs = _own([HumanMessage("m0", id="0")])
-    for n in range(1, 300):
-        items, runs = _own_extended(items, runs, len(items), [AIMessage(f"m{n}", id=str(n))])
-        assert runs is not None and len(runs) <= n.bit_length() + 1
-        assert sum(count for count, _ in runs) == len(items)
-    thawed = _thaw(items, runs)
-    assert thawed == items and all(a is not b for a, b in zip(thawed, items, strict=True))
-    # an edit in the middle: the kept prefix, then the new items
-    edited, runs = _own_extended(items, runs, 150, [AIMessage("edited", id="e")])
-    assert _thaw(edited, runs) == [*items[:150], AIMessage("edited", id="e")]
+def _mutable_ids(value: object) -> set[int]:
+    """The ids of every list, dict, set and model inside ``value``."""
+    found: set[int] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list | dict | set | BaseModel):
+            found.add(id(item))
+            if isinstance(item, dict):
+                stack += list(item.values())
+            elif isinstance(item, BaseModel):
+                found |= {id(item.__dict__), id(item.__pydantic_fields_set__)}
+                stack += [item.__dict__, item.__pydantic_extra__, item.__pydantic_private__]
+            else:
+                stack += list(item)
+    return found
+
+
+def test_private_copies_share_immutable_leaves_only() -> None:
+    items = [HumanMessage("hi", id="h"), _call(1), {"nested": [1, {"a": "b"}]}, ["x", {1, 2}]]
+    copies = _private_copies(items)
+    assert copies == items
+    assert not _mutable_ids(copies) & _mutable_ids(items)
+    assert copies[0].content is items[0].content  # text is shared: comparing it is a pointer
+    assert copies[1].model_fields_set == items[1].model_fields_set
+    assert _common_prefix(copies, items) == 4
 
 
 def test_what_pickle_cannot_take_is_deep_copied() -> None:
-    items, runs = _own([{"f": lambda: 1, "v": [1]}])  # a lambda: not picklable
-    assert runs is None and items[0]["v"] == [1]
-    assert _thaw(items, runs)[0]["v"] is not items[0]["v"]
+    [copied] = _private_copies([{"f": lambda: 1, "v": [1]}])  # a lambda: not picklable
+    assert copied["v"] == [1]
+    assert copied["v"] is not _private_copies([copied])[0]["v"]
+    odd = {("tuple", "key"): [1], "t": (1, [2])}  # kinds not copied a field at a time
+    again = _private_copy(odd)
+    assert again == odd and again["t"][1] is not odd["t"][1]
+    deep: dict[str, object] = {}
+    for _ in range(400):  # deeper than the field-at-a-time copy recurses: pickle copies it
+        deep = {"d": deep}
+    assert _private_copy(deep) == deep and _private_copies([deep]) == [deep]
 
 
 def test_reference_counts_tell_what_only_the_saver_holds() -> None:
@@ -127,8 +155,8 @@ def test_a_read_gets_the_stored_objects_only_if_nobody_else_holds_them() -> None
     heads = _Heads(4)
 
     def head() -> _Head:
-        own, runs = _own([HumanMessage("hi", id="1"), _call(1)])
-        return _Head("v1", own, runs=runs, shared=[HumanMessage("hi", id="1"), _call(1)])
+        own = _private_copies([HumanMessage("hi", id="1"), _call(1)])
+        return _Head("v1", own, shared=[HumanMessage("hi", id="1"), _call(1)])
 
     h = head()
     shared = h.shared
@@ -203,3 +231,105 @@ def test_a_too_deep_value_is_a_validation_error() -> None:
         raise TypeError("string contains surrogates")
     with pytest.raises(TypeError, match="other"), _serializing("x"):
         raise TypeError("other")
+
+
+# -- the storage model (Codec): rows without a database ---------------------------------------
+
+
+def _codec(cache_size: int = 16, max_delta_depth: int = 128) -> Codec:
+    return Codec(JsonPlusSerializer(), _Heads(cache_size), max_delta_depth)
+
+
+def _messages(n: int) -> list[AIMessage]:
+    return [AIMessage(f"message {i} " + "x" * 300, id=str(i)) for i in range(n)]
+
+
+def test_a_checkpoint_skeleton_round_trips_with_values_in_the_row() -> None:
+    codec = _codec()
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_versions"] = {"n": "1", "s": "1"}
+    ctype, data = codec.encode(checkpoint, {"n": 2**80}, {"s": codec.serde.dumps_typed("small")})
+    assert ctype == "skeleton"
+    decoded = codec.decode(ctype, data)
+    assert decoded[_IN_ROW_KEY] == {"n": 2**80, "s": "small"}
+    assert decoded["channel_versions"] == {"n": "1", "s": "1"}
+    assert codec.decode(ctype, data, values=False)[_IN_ROW_KEY] == {"n": 2**80}  # typed skipped
+    checkpoint["channel_versions"] = {f"channel {i}": f"{i:012}" for i in range(50)}
+    assert codec.encode(checkpoint, {}, {})[0] == "skeleton+zlib"  # big: compressed
+
+
+def test_small_values_stay_in_the_row_and_lists_grow_by_deltas() -> None:
+    codec = _codec()
+    rows = codec.channel_rows("t", "", {"n": 1, "s": "hi", "m": _messages(2)}, {}, {"m": "1"})
+    assert rows.plain == {"n": 1} and rows.typed == {}  # "s" has no version: not stored
+    [whole] = rows.blobs
+    assert (whole.channel, whole.version, whole.base) == ("m", "1", None)
+    codec.written("t", "", rows)
+    grown = [*_messages(2), AIMessage("new", id="new")]
+    [delta] = codec.channel_rows("t", "", {"m": grown}, {}, {"m": "2"}).blobs
+    assert (delta.base, delta.keep, delta.depth) == ("1", 2, 1)
+    assert codec.serde.loads_typed((delta.type, delta.data or b"")) == grown[2:]
+    codec.snapshot(delta)  # its base was pruned meanwhile: stored whole
+    assert delta.base is None and codec.serde.loads_typed((delta.type, delta.data or b"")) == grown
+
+
+def test_an_item_changed_in_place_is_stored_from_there_on() -> None:
+    codec = _codec()
+    items = _messages(3)
+    codec.written("t", "", codec.channel_rows("t", "", {"m": items}, {}, {"m": "1"}))
+    items[1].content = "edited in place"
+    [delta] = codec.channel_rows("t", "", {"m": items}, {}, {"m": "2"}).blobs
+    assert (delta.base, delta.keep) == ("1", 1)
+
+
+def test_a_saver_without_the_head_decides_as_the_writer_did() -> None:
+    writer, reader = _codec(), _codec()
+    small = writer.channel_rows("t", "", {"s": "small"}, {}, {"s": "1"})
+    assert small.typed and not small.blobs
+    writer.written("t", "", small)
+    again = writer.unchanged("t", "", "s", "1", "small")  # known from the head
+    assert again is not None and again.in_row
+    assert reader.unchanged("t", "", "s", "1", "small") == again  # known from the size
+    assert reader.unchanged("t", "", "m", "1", _messages(300)) is None  # long: a blob row
+
+
+def test_values_are_rebuilt_from_delta_chains() -> None:
+    codec = _codec()
+    dumps = codec.serde.dumps_typed
+    blobs = {
+        ("t", "", "m", "1"): _BlobRow(*dumps([1, 2, 3]), None, None, 0, 0, 10),
+        ("t", "", "m", "2"): _BlobRow(*dumps([4]), "1", 2, 1, 5, 10),
+        ("t", "", "m", "3"): _BlobRow(*dumps([5, 6]), "2", 3, 2, 10, 10),
+    }
+    memo: dict[Any, Any] = {}
+    assert codec.value(("t", "", "m", "3"), blobs, memo) == [1, 2, 4, 5, 6]
+    assert memo[("t", "", "m", "2")] == [1, 2, 4]
+
+
+def test_blobs_no_checkpoint_needs_are_found() -> None:
+    checkpoints = [("", {"channel_versions": {"m": "3", "s": "1"}})]
+    bases = {("", "m", "1"): None, ("", "m", "2"): "1", ("", "m", "3"): "2", ("", "m", "9"): None}
+    bases[("", "old", "1")] = None
+    assert sorted(unneeded_blobs("t", checkpoints, bases)) == [
+        ("t", "", "m", "9"),
+        ("t", "", "old", "1"),
+    ]
+
+
+def test_a_built_tuple_shares_nothing_with_the_cache() -> None:
+    codec = _codec()
+    items = _messages(3)
+    codec.written("t", "", codec.channel_rows("t", "", {"m": items}, {}, {"m": "1"}))
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_versions"] = {"m": "1"}
+    ctype, data = codec.encode(checkpoint, {}, {})
+    row = ("t", "", checkpoint["id"], None, ctype, data, "{}")
+    memo: dict[Any, Any] = {}
+    decoded, keys = codec.blob_keys([row], memo)
+    assert keys == set()  # the list is taken from the head, not read
+    built = codec.build((row, decoded[0], {}, []), memo)
+    got = built.checkpoint["channel_values"]["m"]
+    assert got == items and all(a is not b for a, b in zip(got, items, strict=True))
+    got[0].content = "changed by the reader"
+    again = codec.build((row, codec.blob_keys([row], {})[0][0], {}, []), memo)
+    assert again.checkpoint["channel_values"]["m"][0].content == items[0].content

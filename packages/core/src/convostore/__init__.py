@@ -1,5 +1,6 @@
 """convostore: a conversation store for AI agents."""
 
+from .conventions import MEMORY_STORES_KEY, TITLE_KEY
 from .convert import (
     responses_item_role,
     to_anthropic_messages,
@@ -9,6 +10,8 @@ from .convert import (
 from .errors import (
     ConflictError,
     ContentTooLargeError,
+    ConversationExistsError,
+    ConversationNotFoundError,
     ConversationOwnershipError,
     ConvostoreError,
     MemoryEntryNotFoundError,
@@ -43,20 +46,24 @@ from .models import (
     Order,
     Role,
 )
-from .store import MEMORY_STORES_KEY, AsyncConversationStore, ConversationStore, MessageInput
+from .store import AsyncConversationStore, ConversationStore, MessageInput
 from .summary import PromptContext, afold_summary, aprompt_context, fold_summary, prompt_context
 from .threads import run_in_thread, run_sync
+from .titles import aensure_title, ensure_title, first_exchange
 from .validation import Limits
 
 __all__ = [
     "MEMORY_STORES_KEY",
+    "TITLE_KEY",
     "AsyncConversationStore",
     "ChangeKind",
     "ConflictError",
     "ContentTooLargeError",
     "ConversationChange",
     "ConversationChanges",
+    "ConversationExistsError",
     "ConversationMeta",
+    "ConversationNotFoundError",
     "ConversationOwnershipError",
     "ConversationStore",
     "ConvostoreError",
@@ -87,9 +94,12 @@ __all__ = [
     "PromptContext",
     "Role",
     "StorageError",
+    "aensure_title",
     "afold_summary",
     "amemory_context",
     "aprompt_context",
+    "ensure_title",
+    "first_exchange",
     "fold_summary",
     "memory_context",
     "prompt_context",

@@ -56,6 +56,10 @@ class NotFoundError(ConvostoreError, LookupError):
     """The conversation or message named does not exist."""
 
 
+class ConversationNotFoundError(NotFoundError):
+    """The conversation named does not exist."""
+
+
 class MessageNotFoundError(NotFoundError):
     """The message named does not exist in that conversation."""
 
@@ -100,6 +104,10 @@ class MemoryVersionConflictError(ConflictError):
     def __init__(self, message: str, *, current_version: int) -> None:
         super().__init__(message)
         self.current_version = current_version
+
+
+class ConversationExistsError(ConflictError):
+    """A conversation with that id already exists (a fork needs a new id)."""
 
 
 class MessageIdConflictError(ConflictError):

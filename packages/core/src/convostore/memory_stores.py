@@ -183,9 +183,12 @@ class MemoryStoreMethods:
     ) -> tuple[MemoryStoreRow, MemoryEntryRow | None]:
         """The store's row (locked with ``lock``: every write to a store starts here), checked
         for ``user_id``, with its live entry of that id or at that path, in one statement."""
-        store, entry = tx.store_and_entry(
-            sid, entry_id=entry_id, path=path, content=content, lock=lock
-        )
+        if entry_id is None and path is None:
+            store, entry = tx.memory_store(sid, lock=lock), None
+        else:
+            store, entry = tx.store_and_entry(
+                sid, entry_id=entry_id, path=path, content=content, lock=lock
+            )
         if store is None:
             raise MemoryStoreNotFoundError(f"memory_store_id {sid!r} not found")
         return self._store_owned(store, user_id), entry

@@ -7,6 +7,9 @@ and its adapters (see ARCHITECTURE.md). Adapters import from ``convostore`` and 
 - ``run_sync`` / ``run_in_thread``: the one bridge from async code to the blocking engine.
 - ``open_store``: a store-or-URL argument turned into a store, one rule for every adapter.
 - The argument checks the core itself uses, so limits and wording agree everywhere.
+- ``Component`` / ``Table`` / ``PruneRequest``: an adapter's tables described once, registered
+  under the entry-point group ``convostore.components``: ``Backend.migrate`` creates them and
+  ``convostore migrate`` copies them.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import TypeAlias
 
 from .backends import Backend, Tx
 from .backends.base import POSTGRESQL_ONLY, SQLITE_ONLY, WouldBlock
+from .components import Component, PruneRequest, Table
 from .errors import MemoryValidationError
 from .store import AsyncConversationStore, ConversationStore
 from .threads import run_in_thread, run_sync
@@ -34,8 +38,11 @@ __all__ = [
     "POSTGRESQL_ONLY",
     "SQLITE_ONLY",
     "Backend",
+    "Component",
     "Limits",
+    "PruneRequest",
     "StoreLike",
+    "Table",
     "Tx",
     "WouldBlock",
     "check_id",

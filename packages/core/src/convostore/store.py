@@ -27,8 +27,11 @@ from .backends import (
     Tx,
     open_backend,
 )
-from .backends.base import CORE_TABLES
+from .components import CORE
+from .conventions import FORKED_FROM_KEY, MEMORY_STORES_KEY, SUMMARY_KEY, UNTIL_KEY
 from .errors import (
+    ConversationExistsError,
+    ConversationNotFoundError,
     ConversationOwnershipError,
     ConvostoreError,
     MemoryQuotaExceededError,
@@ -117,10 +120,6 @@ def _merge_metadata(current: str | None, patch: Mapping[str, Any], limits: Limit
         raise MemoryValidationError(f"fold must return a dict or None, got {type(patch).__name__}")
     merged = {**(decode_json(current) or {}), **patch}
     return encode_metadata({k: v for k, v in merged.items() if v is not None}, limits)
-
-
-MEMORY_STORES_KEY = "memoryStoreIds"
-"""The conversation metadata key that lists the memory stores attached to it."""
 
 
 def _attached(metadata: str | dict[str, Any] | None) -> list[str]:
@@ -288,7 +287,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
         shrinks the file. On PostgreSQL deleted rows stay in the table files as dead tuples
         until this runs ``VACUUM FULL`` (which locks each table while it rewrites it); the
         server's write-ahead log and backups keep older copies until they are recycled."""
-        self.backend.vacuum(CORE_TABLES)
+        self.backend.vacuum([table.name for table in CORE.tables])
 
     def with_limits(self, **changes: int) -> Self:
         """This store with some ``Limits`` fields changed, on the same database connections:
@@ -755,10 +754,16 @@ class ConversationStore(_Views, MemoryStoreMethods):
         )
 
     def update_conversation(
-        self, *, conversation_id: str, metadata: dict[str, Any], user_id: str | None = None
+        self,
+        *,
+        conversation_id: str,
+        metadata: dict[str, Any],
+        user_id: str | None = None,
+        if_missing: bool = False,
     ) -> ConversationMeta:
         """Shallow-merge ``metadata`` atomically (a None value deletes the key); creates the
-        conversation if it does not exist."""
+        conversation if it does not exist. With ``if_missing``, only the keys the metadata
+        does not hold yet are set (a title set meanwhile by someone else is kept)."""
         limits = self.limits
         cid = check_id("conversation_id", conversation_id, limits)
         uid = check_optional_id("user_id", user_id, limits)
@@ -770,8 +775,73 @@ class ConversationStore(_Views, MemoryStoreMethods):
 
         def write(tx: Tx) -> ConversationRow:
             row = self._lock_or_create(tx, cid, uid, now)
+            todo = patch
+            if if_missing:
+                held = decode_json(row.metadata) or {}
+                todo = {k: v for k, v in patch.items() if v is not None and held.get(k) is None}
+                if not todo:
+                    return row
             row = _changed(tx, row, "conversation.updated", now)._replace(
-                user_id=row.user_id or uid, metadata=_merge_metadata(row.metadata, patch, limits)
+                user_id=row.user_id or uid, metadata=_merge_metadata(row.metadata, todo, limits)
+            )
+            tx.save_conversation(row)
+            return row
+
+        return _meta(self.backend.write(write))
+
+    def fork_conversation(
+        self,
+        *,
+        conversation_id: str,
+        new_conversation_id: str,
+        up_to: str | None = None,
+        user_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> ConversationMeta:
+        """Copy the conversation into a new one, in one transaction: every message, or those
+        up to and including the message ``up_to``, with their ids, contents, metadata and
+        times; the copy then lives on its own. Its metadata is the source's (less a summary
+        that covers messages past the cut) shallow-merged with ``metadata``, plus
+        ``forkedFrom``; it is owned by ``user_id``, else by the source's owner. A new id that
+        exists raises ``ConversationExistsError``."""
+        limits = self.limits
+        cid = check_id("conversation_id", conversation_id, limits)
+        new = check_id("new_conversation_id", new_conversation_id, limits)
+        upto = check_optional_id("up_to", up_to, limits)
+        uid = check_optional_id("user_id", user_id, limits)
+        patch = dict(metadata) if metadata is not None else {}
+        encode_metadata(metadata, limits)
+        now = self.clock()
+
+        def write(tx: Tx) -> ConversationRow:
+            source = self._locked(tx, cid, uid)
+            if source is None:
+                raise ConversationNotFoundError(f"conversation_id {cid!r} not found")
+            cut = None
+            if upto is not None:
+                cut = tx.seq_of(cid, upto)
+                if cut is None:
+                    raise MemoryValidationError(
+                        f"up_to: no message {upto!r} in conversation {cid!r}", argument="up_to"
+                    )
+            row = tx.create_conversation(new, uid or source.user_id, now)
+            if row is None:
+                raise ConversationExistsError(
+                    f"new_conversation_id {new!r} is a conversation already"
+                )
+            count, last_seq = tx.copy_messages(cid, new, cut)
+            held = decode_json(source.metadata) or {}
+            until = held.get(UNTIL_KEY)
+            if until is not None and cut is not None:
+                seq = tx.seq_of(cid, until) if isinstance(until, str) else None
+                if seq is None or seq > cut:
+                    held = {k: v for k, v in held.items() if k not in (SUMMARY_KEY, UNTIL_KEY)}
+            origin = {"conversationId": cid, "messageId": upto}
+            merged = _merge_metadata(encode_metadata(held, limits), patch, limits)
+            row = row._replace(
+                message_count=count,
+                next_seq=last_seq + 1,
+                metadata=_merge_metadata(merged, {FORKED_FROM_KEY: origin}, limits),
             )
             tx.save_conversation(row)
             return row
@@ -1092,6 +1162,7 @@ class AsyncConversationStore(_Views):
     get_conversation = _bridge(ConversationStore.get_conversation)
     list_conversations = _bridge(ConversationStore.list_conversations)
     update_conversation = _bridge(ConversationStore.update_conversation)
+    fork_conversation = _bridge(ConversationStore.fork_conversation, inline=False)
     delete_conversation = _bridge(ConversationStore.delete_conversation, inline=False)
     delete_user_data = _bridge(ConversationStore.delete_user_data, inline=False)
     find_conversations = _bridge(ConversationStore.find_conversations, inline=False)

@@ -12,12 +12,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .conventions import SUMMARY_KEY, UNTIL_KEY
 from .models import ConversationMeta, Message
 from .store import AsyncConversationStore, ConversationStore
 from .threads import run_in_thread
 
-SUMMARY_KEY = "summary"
-UNTIL_KEY = "summarizedUntil"
 _PAGE = 100
 
 Summarizer = Callable[[str | None, list[Message]], str]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from convostore.spi import Backend, Tx
+from convostore.spi import Backend, Component, Table, Tx
 
 COMPONENT = "crewai"
 
@@ -69,8 +69,21 @@ MIGRATIONS: list[list[str]] = [
 ]
 
 
+MEMORY = Component(
+    name=COMPONENT,
+    steps=MIGRATIONS,
+    tables=(
+        Table("crewai_memory_records", ("id",), "CrewAI memory records"),
+        Table("crewai_memory_terms", ("term", "record_id"), "CrewAI memory keywords"),
+        Table("crewai_memory_categories", ("record_id", "category"), "CrewAI memory categories"),
+    ),
+    package="convostore-crewai",
+)
+"""The tables, registered under ``convostore.components`` (``convostore migrate`` copies them)."""
+
+
 def migrate(backend: Backend) -> None:
-    backend.migrate(COMPONENT, MIGRATIONS)
+    backend.migrate(MEMORY)
 
 
 class Filter(NamedTuple):

@@ -1,17 +1,19 @@
-"""The adapter's tables and the saver's statements, with every difference between the two
-databases in this module; they run through the core backend (``?`` placeholders on SQLite
-and PostgreSQL). (The store's few statements are still in ``store.py``; the saver's simple,
-dialect-free ones are still next to their callers in ``saver.py``.)"""
+"""Every SQL statement of the package: the adapter's tables, the saver's statements and the
+store's, each a named function that runs on a ``Tx`` of the core backend (``?`` placeholders
+on SQLite and PostgreSQL). Every difference between the two databases is in this module: a
+function that needs one takes the backend's ``dialect``. No other module holds SQL text (a
+test scans them)."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from typing import Any
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
 
-from convostore.spi import SQLITE_ONLY, Backend
+from convostore.spi import SQLITE_ONLY, Backend, Tx
 
-from ._codec import _dump_metadata
+from ._codec import _Blob, _BlobKey, _BlobRow, _dump_metadata
 
 COMPONENT = "convostore-langgraph"
 
@@ -111,8 +113,24 @@ def migrate(backend: Backend) -> None:
 
 # -- the saver's statements ----------------------------------------------------------------
 
+CheckpointRow = tuple[Any, ...]
+"""thread_id, ns, checkpoint_id, parent_id, ctype, checkpoint, metadata."""
+WriteRow = tuple[str, str, str, bytes, str, int]
+"""task_id, channel, type, data, task_path, idx: a pending write as stored."""
+CheckpointKey = tuple[str, str, str]
+"""thread_id, ns, checkpoint_id."""
+
 _CKPT_COLS = "thread_id, ns, checkpoint_id, parent_id, ctype, checkpoint, metadata"
-_BLOB_COLS = "b.thread_id, b.ns, b.channel, b.version, b.type, b.data, b.base, b.keep, b.depth, b.tail, b.snap"
+_BLOB_COLS = (
+    "b.thread_id, b.ns, b.channel, b.version, b.type, b.data, b.base, b.keep, b.depth, b.tail,"
+    " b.snap"
+)
+_BLOB_INSERT = (
+    "INSERT INTO lg_blobs (thread_id, ns, channel, version, type, data, base, keep, depth,"
+    " tail, snap)"
+)
+_BLOB_MARKS = "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+_BLOB_CONFLICT = "ON CONFLICT (thread_id, ns, channel, version) DO NOTHING"
 _CKPT_UPSERT = f"INSERT INTO lg_checkpoints ({_CKPT_COLS}, run_id)"
 _CKPT_CONFLICT = (
     "ON CONFLICT (thread_id, ns, checkpoint_id) DO UPDATE SET"
@@ -142,8 +160,7 @@ _GET_LATEST = _GET.format(
     "(SELECT * FROM lg_checkpoints WHERE thread_id = ? AND ns = ?"
     " ORDER BY checkpoint_id DESC LIMIT 1)"
 )
-_BLOB_INSERT = "thread_id, ns, channel, version, type, data, base, keep, depth, tail, snap"
-_BLOB_MARKS = "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+_BY_KEY = "WHERE thread_id = ? AND ns = ? AND checkpoint_id = ?"
 
 
 @functools.cache
@@ -170,26 +187,291 @@ def _text_param(dialect: str) -> str:
     return 'CAST(? AS TEXT) COLLATE "C"' if dialect == "postgresql" else "?"
 
 
-def fetch_blobs_sql(dialect: str, count: int) -> str:
-    """The blob rows of ``count`` (thread_id, ns, channel, version) keys and every delta base
-    they rest on, in one statement."""
-    mark = f"({', '.join([_text_param(dialect)] * 4)})"
+def _write_row(r: Sequence[Any], at: int) -> WriteRow:
+    """The pending write in columns ``at`` to ``at + 5`` of ``r``."""
+    data = r[at + 3]
     return (
-        "WITH RECURSIVE need(thread_id, ns, channel, version) AS ("
-        f" VALUES {', '.join(mark for _ in range(count))}"
-        " UNION SELECT b.thread_id, b.ns, b.channel, b.base FROM lg_blobs b JOIN need n"
-        " ON b.thread_id = n.thread_id AND b.ns = n.ns AND b.channel = n.channel"
-        " AND b.version = n.version WHERE b.base IS NOT NULL)"
-        f" SELECT {_BLOB_COLS} FROM lg_blobs b JOIN need n"
-        " ON b.thread_id = n.thread_id AND b.ns = n.ns AND b.channel = n.channel"
-        " AND b.version = n.version"
+        r[at],
+        r[at + 1],
+        r[at + 2],
+        bytes(data) if data is not None else b"",
+        *r[at + 4 : at + 6],
     )
 
 
-def ancestors_sql(dialect: str) -> str:
-    """Up to ``?`` checkpoints up the parent chain from a checkpoint id, nearest first.
-    Parameters: the first id, thread_id, ns, the depth, thread_id, ns."""
-    return (
+def checkpoint_with_writes(
+    tx: Tx, thread_id: str, ns: str, checkpoint_id: str | None
+) -> tuple[CheckpointRow, list[WriteRow]] | None:
+    """The checkpoint (the namespace's latest without ``checkpoint_id``) and its pending
+    writes, unsorted, in one statement."""
+    if checkpoint_id:
+        rows = tx.execute(_GET_BY_ID, [thread_id, ns, checkpoint_id])
+    else:
+        rows = tx.execute(_GET_LATEST, [thread_id, ns])
+    if not rows:
+        return None
+    return rows[0][:7], [_write_row(r, 7) for r in rows if r[7] is not None]
+
+
+class CheckpointQuery(NamedTuple):
+    """What ``list`` asks for; ``None`` leaves a part open."""
+
+    thread_id: str | None = None
+    ns: str | None = None
+    checkpoint_id: str | None = None
+    before: str | None = None
+    filter: Mapping[str, Any] | None = None
+
+
+def checkpoint_page(
+    tx: Tx, query: CheckpointQuery, after: tuple[str, str, str] | None, limit: int
+) -> list[CheckpointRow]:
+    """Up to ``limit`` checkpoints newest first (by id, then thread and namespace), from
+    below ``after`` = (checkpoint_id, thread_id, ns). A metadata ``filter`` only narrows:
+    the caller checks each row (see ``filter_conditions``)."""
+    where: list[str] = []
+    params: list[Any] = []
+    for column, value in (
+        ("thread_id = ?", query.thread_id),
+        ("ns = ?", query.ns),
+        ("checkpoint_id = ?", query.checkpoint_id),
+        ("checkpoint_id < ?", query.before),
+    ):
+        if value is not None:
+            where.append(column)
+            params.append(value)
+    if query.filter:
+        conds, values = filter_conditions(query.filter)
+        where += conds
+        params += values
+    if after is not None:
+        where.append("(checkpoint_id, thread_id, ns) < (?, ?, ?)")
+        params += list(after)
+    sql = (
+        f"SELECT {_CKPT_COLS} FROM lg_checkpoints"
+        + (f" WHERE {' AND '.join(where)}" if where else "")
+        + " ORDER BY checkpoint_id DESC, thread_id DESC, ns DESC LIMIT ?"
+    )
+    return tx.execute(sql, [*params, limit])
+
+
+def fetch_blobs(tx: Tx, dialect: str, keys: Iterable[_BlobKey]) -> dict[_BlobKey, _BlobRow]:
+    """The blob rows for ``keys`` and every delta base they rest on, one statement per 500
+    keys."""
+    out: dict[_BlobKey, _BlobRow] = {}
+    ordered = sorted(keys)
+    for start in range(0, len(ordered), 500):
+        chunk = ordered[start : start + 500]
+        mark = f"({', '.join([_text_param(dialect)] * 4)})"
+        sql = (
+            "WITH RECURSIVE need(thread_id, ns, channel, version) AS ("
+            f" VALUES {', '.join(mark for _ in chunk)}"
+            " UNION SELECT b.thread_id, b.ns, b.channel, b.base FROM lg_blobs b JOIN need n"
+            " ON b.thread_id = n.thread_id AND b.ns = n.ns AND b.channel = n.channel"
+            " AND b.version = n.version WHERE b.base IS NOT NULL)"
+            f" SELECT {_BLOB_COLS} FROM lg_blobs b JOIN need n"
+            " ON b.thread_id = n.thread_id AND b.ns = n.ns AND b.channel = n.channel"
+            " AND b.version = n.version"
+        )
+        for r in tx.execute(sql, [p for key in chunk for p in key]):
+            out[(r[0], r[1], r[2], r[3])] = _BlobRow(
+                r[4], None if r[5] is None else bytes(r[5]), r[6], r[7], r[8], r[9], r[10]
+            )
+    return out
+
+
+def fetch_writes(
+    tx: Tx, ids: Sequence[CheckpointKey], channels: Sequence[str] | None = None
+) -> dict[CheckpointKey, list[WriteRow]]:
+    """Pending writes of the checkpoints ``ids`` (of ``channels`` only, if given), unsorted."""
+    out: dict[CheckpointKey, list[WriteRow]] = {}
+    if not ids:
+        return out
+    groups: dict[tuple[str, str], list[str]] = {}
+    for thread_id, ns, cid in ids:
+        groups.setdefault((thread_id, ns), []).append(cid)
+    clauses: list[str] = []
+    params: list[Any] = []
+    for (thread_id, ns), cids in groups.items():
+        marks = ", ".join("?" for _ in cids)
+        clauses.append(f"(thread_id = ? AND ns = ? AND checkpoint_id IN ({marks}))")
+        params += [thread_id, ns, *cids]
+    sql = (
+        "SELECT thread_id, ns, checkpoint_id, task_id, channel, type, data, task_path, idx"
+        f" FROM lg_writes WHERE ({' OR '.join(clauses)})"
+    )
+    if channels is not None:
+        sql += f" AND channel IN ({', '.join('?' for _ in channels)})"
+        params += list(channels)
+    for r in tx.execute(sql, params):
+        out.setdefault((r[0], r[1], r[2]), []).append(_write_row(r, 3))
+    return out
+
+
+def _blob_params(thread_id: str, ns: str, b: _Blob) -> list[Any]:
+    head = [thread_id, ns, b.channel, b.version, b.type, b.data]
+    return [*head, b.base, b.keep, b.depth, b.tail, b.snap]
+
+
+def insert_delta(tx: Tx, thread_id: str, ns: str, blob: _Blob) -> bool:
+    """Insert a delta blob row if its base row is still there (another process may have
+    pruned it); whether it is stored now."""
+    stored = tx.execute(
+        f"{_BLOB_INSERT} SELECT {_BLOB_MARKS}"
+        " WHERE EXISTS (SELECT 1 FROM lg_blobs WHERE thread_id = ? AND ns = ?"
+        f" AND channel = ? AND version = ?{tx.lock_suffix})"
+        f" {_BLOB_CONFLICT} RETURNING version",
+        [*_blob_params(thread_id, ns, blob), thread_id, ns, blob.channel, blob.base],
+    )
+    return bool(stored)
+
+
+def insert_blobs(tx: Tx, thread_id: str, ns: str, blobs: Sequence[_Blob]) -> None:
+    """Insert whole blob rows (a version already stored is kept)."""
+    if blobs:
+        tx.executemany(
+            f"{_BLOB_INSERT} VALUES ({_BLOB_MARKS}) {_BLOB_CONFLICT}",
+            [_blob_params(thread_id, ns, b) for b in blobs],
+        )
+
+
+def upsert_checkpoint(
+    tx: Tx, dialect: str, row: Sequence[Any], run_id: str | None, *, durable: bool
+) -> None:
+    """Insert or replace the checkpoint ``row`` (thread_id, ns, checkpoint_id, parent_id,
+    ctype, checkpoint, metadata), in one statement."""
+    sql = insert_sql(dialect, durable, _CKPT_UPSERT, 8, _CKPT_CONFLICT)
+    tx.execute(sql, [*row, run_id])
+
+
+def insert_writes(
+    tx: Tx, dialect: str, rows: Sequence[Sequence[Any]], *, overwrite: bool, durable: bool
+) -> None:
+    """Insert pending writes (thread_id, ns, checkpoint_id, task_id, idx, task_path, channel,
+    type, data): the first write of a key stays, or with ``overwrite`` the last one."""
+    conflict = _WRITES_OVERWRITE if overwrite else _WRITES_IGNORE
+    tx.executemany(insert_sql(dialect, durable, _WRITES_INSERT, 9, conflict), rows)
+
+
+def delete_thread(tx: Tx, thread_id: str) -> None:
+    """Delete every checkpoint, write and blob of the thread, in every namespace."""
+    for table in ("lg_checkpoints", "lg_blobs", "lg_writes"):
+        tx.execute(f"DELETE FROM {table} WHERE thread_id = ?", [thread_id])
+
+
+def checkpoints_of_runs(tx: Tx, run_ids: Sequence[str]) -> list[CheckpointKey]:
+    """The checkpoints whose metadata names one of ``run_ids``."""
+    rows = tx.execute(
+        "SELECT thread_id, ns, checkpoint_id FROM lg_checkpoints"
+        f" WHERE run_id IN ({', '.join('?' for _ in run_ids)})",
+        run_ids,
+    )
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+def delete_checkpoints(tx: Tx, keys: Sequence[CheckpointKey]) -> None:
+    """Delete these checkpoints with their pending writes (not their blobs)."""
+    tx.executemany(f"DELETE FROM lg_writes {_BY_KEY}", keys)
+    tx.executemany(f"DELETE FROM lg_checkpoints {_BY_KEY}", keys)
+
+
+def detach_parents(tx: Tx, keys: Sequence[CheckpointKey]) -> None:
+    """Make these checkpoints roots (their parents are gone)."""
+    tx.executemany(f"UPDATE lg_checkpoints SET parent_id = NULL {_BY_KEY}", keys)
+
+
+def encoded_checkpoints(tx: Tx, thread_id: str) -> list[tuple[str, str, bytes]]:
+    """(ns, ctype, checkpoint) of every checkpoint of the thread."""
+    rows = tx.execute(
+        "SELECT ns, ctype, checkpoint FROM lg_checkpoints WHERE thread_id = ?", [thread_id]
+    )
+    return [(r[0], r[1], bytes(r[2])) for r in rows]
+
+
+def checkpoints_newest_first(tx: Tx, thread_id: str) -> list[tuple[str, str, str]]:
+    """(ns, checkpoint_id, metadata) of every checkpoint of the thread, by namespace, newest
+    first."""
+    rows = tx.execute(
+        "SELECT ns, checkpoint_id, metadata FROM lg_checkpoints WHERE thread_id = ?"
+        " ORDER BY ns, checkpoint_id DESC",
+        [thread_id],
+    )
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+def blob_bases(tx: Tx, thread_id: str) -> dict[tuple[str, str, str], str | None]:
+    """{(ns, channel, version): the version it is a delta of, or None} for the thread."""
+    rows = tx.execute(
+        "SELECT ns, channel, version, base FROM lg_blobs WHERE thread_id = ?", [thread_id]
+    )
+    return {(r[0], r[1], r[2]): r[3] for r in rows}
+
+
+def delete_blobs(tx: Tx, keys: Sequence[_BlobKey]) -> None:
+    """Delete these (thread_id, ns, channel, version) blob rows."""
+    if keys:
+        tx.executemany(
+            "DELETE FROM lg_blobs WHERE thread_id = ? AND ns = ? AND channel = ? AND version = ?",
+            keys,
+        )
+
+
+def thread_heads(tx: Tx) -> list[tuple[str, str]]:
+    """Each thread's newest root checkpoint id (ids are UUIDv6: they carry their time)."""
+    rows = tx.execute(
+        "SELECT thread_id, MAX(checkpoint_id) FROM lg_checkpoints WHERE ns = '' GROUP BY thread_id"
+    )
+    return [(r[0], r[1]) for r in rows]
+
+
+def holds_sqlite_saver_tables(conn: sqlite3.Connection) -> bool:
+    """Whether an SQLite file (``import-from``'s source) is LangGraph's ``SqliteSaver``'s."""
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'checkpoints'").fetchall()
+    return bool(found)
+
+
+def copy_thread(tx: Tx, source: str, target: str) -> None:
+    """Copy every checkpoint, write and blob of ``source`` to ``target`` (ids kept, rows the
+    target has already kept)."""
+    tx.execute(
+        f"INSERT INTO lg_checkpoints ({_CKPT_COLS}, run_id) SELECT ?, ns, checkpoint_id,"
+        " parent_id, ctype, checkpoint, metadata, run_id FROM lg_checkpoints"
+        " WHERE thread_id = ? ON CONFLICT (thread_id, ns, checkpoint_id) DO NOTHING",
+        [target, source],
+    )
+    tx.execute(
+        f"{_BLOB_INSERT} SELECT ?, ns, channel, version, type, data, base, keep,"
+        f" depth, tail, snap FROM lg_blobs WHERE thread_id = ? {_BLOB_CONFLICT}",
+        [target, source],
+    )
+    tx.execute(
+        f"{_WRITES_INSERT} SELECT ?, ns, checkpoint_id, task_id, idx, task_path,"
+        f" channel, type, data FROM lg_writes WHERE thread_id = ? {_WRITES_IGNORE}",
+        [target, source],
+    )
+
+
+def parent_of(tx: Tx, thread_id: str, ns: str, checkpoint_id: str | None) -> str | None:
+    """The parent id of the checkpoint (the namespace's latest without ``checkpoint_id``)."""
+    if checkpoint_id:
+        rows = tx.execute(
+            f"SELECT parent_id FROM lg_checkpoints {_BY_KEY}", [thread_id, ns, checkpoint_id]
+        )
+    else:
+        rows = tx.execute(
+            "SELECT parent_id FROM lg_checkpoints WHERE thread_id = ? AND ns = ?"
+            " ORDER BY checkpoint_id DESC LIMIT 1",
+            [thread_id, ns],
+        )
+    return rows[0][0] if rows else None
+
+
+def ancestors(
+    tx: Tx, dialect: str, thread_id: str, ns: str, *, first: str, count: int
+) -> list[tuple[str, str | None, str, bytes]]:
+    """Up to ``count`` checkpoints up the parent chain from ``first`` (itself included),
+    nearest first: (checkpoint_id, parent_id, ctype, checkpoint), in one recursive statement."""
+    rows = tx.execute(
         "WITH RECURSIVE chain(checkpoint_id, lvl) AS ("
         f" SELECT {_text_param(dialect)}, 0"
         " UNION ALL SELECT c.parent_id, chain.lvl + 1 FROM lg_checkpoints c"
@@ -197,8 +479,10 @@ def ancestors_sql(dialect: str) -> str:
         " WHERE c.parent_id IS NOT NULL AND chain.lvl < ?)"
         " SELECT c.checkpoint_id, c.parent_id, c.ctype, c.checkpoint, chain.lvl"
         " FROM chain JOIN lg_checkpoints c ON c.thread_id = ? AND c.ns = ?"
-        " AND c.checkpoint_id = chain.checkpoint_id ORDER BY chain.lvl"
+        " AND c.checkpoint_id = chain.checkpoint_id ORDER BY chain.lvl",
+        [first, thread_id, ns, count - 1, thread_id, ns],
     )
+    return [(r[0], r[1], r[2], bytes(r[3])) for r in rows]
 
 
 def filter_conditions(filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
@@ -209,11 +493,10 @@ def filter_conditions(filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
     thread). A row matches when its JSON text holds ``"key": value`` for each string value and
     ``"key": `` for each number or boolean (``1`` equals ``1.0`` and ``True``), or when it
     holds a ``\\u`` escape (then a value may be written otherwise). ``None``, objects and
-    arrays, and terms that cannot be sent (a lone surrogate), narrow nothing."""
+    arrays, and terms that cannot be sent (a lone surrogate), narrow nothing. Keys are text
+    (``_codec._metadata_filter`` checked them)."""
     terms: list[str] = []
     for key, value in filter.items():
-        if not isinstance(key, str):
-            raise TypeError(f"filter: metadata keys must be strings, got {key!r}")
         if isinstance(value, str):
             text = f"{_dump_metadata(key)}: {_dump_metadata(value)}"
         elif isinstance(value, (int, float)):
@@ -224,9 +507,101 @@ def filter_conditions(filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
             text.encode()
         except UnicodeEncodeError:
             continue
-        terms.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+        terms.append(_like(text))
     if not terms:
         return [], []
     like = "metadata LIKE ? ESCAPE '\\'"
     either = f"({like} OR ({' AND '.join(like for _ in terms)}))"
     return [either], ["%\\\\u%", *terms]
+
+
+def _like(text: str) -> str:
+    """A ``LIKE ... ESCAPE '\\'`` pattern matching any text that contains ``text``."""
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+# -- the store's statements ----------------------------------------------------------------
+
+StoreRow = tuple[Any, ...]
+"""prefix, key, value, created_at, updated_at, ttl_minutes."""
+_STORE_COLS = "prefix, key, value, created_at, updated_at, ttl_minutes"
+_ALIVE = "(expires_at IS NULL OR expires_at > ?)"
+
+
+def store_get(tx: Tx, prefix: str, key: str, now: int) -> StoreRow | None:
+    """The item at (prefix, key) unless it expired by ``now``."""
+    rows = tx.execute(
+        f"SELECT {_STORE_COLS} FROM lg_store WHERE prefix = ? AND key = ? AND {_ALIVE}",
+        [prefix, key, now],
+    )
+    return rows[0] if rows else None
+
+
+def store_search(
+    tx: Tx,
+    prefix: str | None,
+    contains: Sequence[str],
+    now: int,
+    page: tuple[int, int] | None,
+) -> list[StoreRow]:
+    """Living items under the namespace ``prefix`` (itself and its children, never a sibling
+    that merely starts alike; everything for ``None``) whose value text holds every text of
+    ``contains``, newest first, then by namespace and key; ``page`` is (limit, offset)."""
+    where = [_ALIVE]
+    params: list[Any] = [now]
+    if prefix:
+        # "/" is the character after ".", so the range is exactly the "prefix." children
+        where.append("(prefix = ? OR (prefix > ? AND prefix < ?))")
+        params += [prefix, prefix + ".", prefix + "/"]
+    for text in contains:
+        where.append("value LIKE ? ESCAPE '\\'")
+        params.append(_like(text))
+    sql = (
+        f"SELECT {_STORE_COLS} FROM lg_store WHERE {' AND '.join(where)}"
+        " ORDER BY updated_at DESC, prefix, key"
+    )
+    if page is not None:
+        sql += " LIMIT ? OFFSET ?"
+        params += list(page)
+    return tx.execute(sql, params)
+
+
+def store_prefixes(tx: Tx, now: int) -> list[str]:
+    """Every namespace (joined with ".") that holds a living item."""
+    return [r[0] for r in tx.execute(f"SELECT DISTINCT prefix FROM lg_store WHERE {_ALIVE}", [now])]
+
+
+def store_put(
+    tx: Tx, prefix: str, key: str, value: str, *, now: int, expires: int | None, ttl: float | None
+) -> None:
+    """Insert or replace an item; its ``created_at`` stays unless the old one had expired."""
+    tx.execute(
+        "INSERT INTO lg_store (prefix, key, value, created_at, updated_at,"
+        " expires_at, ttl_minutes) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value,"
+        " updated_at = excluded.updated_at, expires_at = excluded.expires_at,"
+        " ttl_minutes = excluded.ttl_minutes,"
+        " created_at = CASE WHEN lg_store.expires_at IS NOT NULL"
+        " AND lg_store.expires_at <= excluded.updated_at"
+        " THEN excluded.created_at ELSE lg_store.created_at END",
+        [prefix, key, value, now, now, expires, ttl],
+    )
+
+
+def store_delete(tx: Tx, prefix: str, key: str) -> None:
+    tx.execute("DELETE FROM lg_store WHERE prefix = ? AND key = ?", [prefix, key])
+
+
+def store_expire_at(tx: Tx, rows: Sequence[tuple[int, str, str]]) -> None:
+    """Set (expires_at, prefix, key) for each of ``rows``."""
+    tx.executemany("UPDATE lg_store SET expires_at = ? WHERE prefix = ? AND key = ?", rows)
+
+
+def store_sweep(tx: Tx, now: int) -> int:
+    """Delete the items expired by ``now``; how many went."""
+    return len(
+        tx.execute(
+            "DELETE FROM lg_store WHERE expires_at IS NOT NULL AND expires_at <= ? RETURNING key",
+            [now],
+        )
+    )

@@ -30,7 +30,7 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from ._schema import migrate
+from . import _schema as sql
 
 __all__ = ["ConvostoreStore"]
 
@@ -43,8 +43,6 @@ TTL_MAX_MINUTES = 1000 * 365.25 * 24 * 60
 """A put's ``ttl``: at most a thousand years."""
 _KEY_LIMITS = Limits(max_id_bytes=KEY_MAX_BYTES)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_COLS = "prefix, key, value, created_at, updated_at, ttl_minutes"
-_ALIVE = "(expires_at IS NULL OR expires_at > ?)"
 
 
 def _now_us() -> int:
@@ -56,7 +54,7 @@ def _when(us: int) -> datetime:
 
 
 def _encode(value: Mapping[str, Any]) -> str:
-    """A stored value's text. ``_like_patterns`` relies on its form (``json.dumps``' default
+    """A stored value's text. ``_contained_texts`` relies on its form (``json.dumps``' default
     separators and ASCII escapes)."""
     return json.dumps(dict(value), allow_nan=False)
 
@@ -171,20 +169,18 @@ def _matches(value: Any, wanted: Any) -> bool:
     return bool(value == wanted)
 
 
-def _like_patterns(filter: Mapping[str, Any]) -> list[str]:
-    """``LIKE`` patterns every stored value the filter matches contains: a top-level key that
-    must equal a string appears as ``"key": "text"`` in its ``_encode`` text. A pattern can
-    also match rows the filter does not (the pair nested deeper), never miss one."""
-    patterns = []
+def _contained_texts(filter: Mapping[str, Any]) -> list[str]:
+    """Texts every stored value the filter matches contains: a top-level key that must equal
+    a string appears as ``"key": "text"`` in its ``_encode`` text. A text can also be in rows
+    the filter does not match (the pair nested deeper), never miss one."""
+    texts = []
     for key, wanted in filter.items():
         text = wanted["$eq"] if isinstance(wanted, Mapping) and list(wanted) == ["$eq"] else wanted
         if type(text) is str:
             # a dotted key matches "a.b": or a nested "b": alike; both end with `b": "text"`
             name = json.dumps(key) if "." not in key else json.dumps(key.rsplit(".", 1)[1])[1:]
-            pair = f"{name}: {json.dumps(text)}"
-            escaped = pair.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            patterns.append(f"%{escaped}%")
-    return patterns
+            texts.append(f"{name}: {json.dumps(text)}")
+    return texts
 
 
 def _path_matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
@@ -227,7 +223,7 @@ class ConvostoreStore(BaseStore):
         self.ttl_config = ttl
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
-        migrate(self.backend)
+        sql.migrate(self.backend)
 
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> ConvostoreStore:
@@ -333,27 +329,16 @@ class ConvostoreStore(BaseStore):
 
         def writes(tx: Tx, touched: list[tuple[str, str, float]]) -> None:
             if touched:
-                tx.executemany(
-                    "UPDATE lg_store SET expires_at = ? WHERE prefix = ? AND key = ?",
-                    [(now + int(ttl * 60_000_000), p, k) for p, k, ttl in touched],
+                sql.store_expire_at(
+                    tx, [(now + int(ttl * 60_000_000), p, k) for p, k, ttl in touched]
                 )
             for (namespace, key), (op, encoded) in puts.items():
                 prefix = ".".join(namespace)
                 if encoded is None:
-                    tx.execute("DELETE FROM lg_store WHERE prefix = ? AND key = ?", [prefix, key])
+                    sql.store_delete(tx, prefix, key)
                     continue
                 expires = None if op.ttl is None else now + int(op.ttl * 60_000_000)
-                tx.execute(
-                    "INSERT INTO lg_store (prefix, key, value, created_at, updated_at,"
-                    " expires_at, ttl_minutes) VALUES (?, ?, ?, ?, ?, ?, ?)"
-                    " ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value,"
-                    " updated_at = excluded.updated_at, expires_at = excluded.expires_at,"
-                    " ttl_minutes = excluded.ttl_minutes,"
-                    " created_at = CASE WHEN lg_store.expires_at IS NOT NULL"
-                    " AND lg_store.expires_at <= excluded.updated_at"
-                    " THEN excluded.created_at ELSE lg_store.created_at END",
-                    [prefix, key, encoded, now, now, expires, op.ttl],
-                )
+                sql.store_put(tx, prefix, key, encoded, now=now, expires=expires, ttl=op.ttl)
 
         # one statement alone needs no transaction around it (a round trip each way fewer
         # on PostgreSQL): a batch of one read, or of puts to one key only
@@ -398,43 +383,26 @@ class ConvostoreStore(BaseStore):
     def _get(
         self, tx: Tx, op: GetOp, now: int, touched: list[tuple[str, str, float]]
     ) -> Item | None:
-        rows = tx.execute(
-            f"SELECT {_COLS} FROM lg_store WHERE prefix = ? AND key = ? AND {_ALIVE}",
-            [".".join(op.namespace), op.key, now],
-        )
-        if not rows:
+        row = sql.store_get(tx, ".".join(op.namespace), op.key, now)
+        if row is None:
             return None
-        self._refresh(op.refresh_ttl, rows[0], touched)
-        item: Item = self._item(rows[0])
+        self._refresh(op.refresh_ttl, row, touched)
+        item: Item = self._item(row)
         return item
 
     def _search(
         self, tx: Tx, op: SearchOp, now: int, touched: list[tuple[str, str, float]]
     ) -> list[SearchItem]:
-        where = [_ALIVE]
-        params: list[Any] = [now]
-        if op.namespace_prefix:
-            prefix = ".".join(op.namespace_prefix)
-            # the namespace itself and its children, never a sibling that merely starts alike
-            where.append("(prefix = ? OR (prefix > ? AND prefix < ?))")
-            params += [prefix, prefix + ".", prefix + "/"]
+        prefix = ".".join(op.namespace_prefix) if op.namespace_prefix else None
         if op.filter:  # SQL narrows by text, Python decides
-            for pattern in _like_patterns(op.filter):
-                where.append("value LIKE ? ESCAPE '\\'")
-                params.append(pattern)
-        sql = (
-            f"SELECT {_COLS} FROM lg_store WHERE {' AND '.join(where)}"
-            " ORDER BY updated_at DESC, prefix, key"
-        )
-        if op.filter:
             rows = [
                 r
-                for r in tx.execute(sql, params)
+                for r in sql.store_search(tx, prefix, _contained_texts(op.filter), now, None)
                 if all(_matches(_field(json.loads(r[2]), k), v) for k, v in op.filter.items())
             ]
             rows = rows[op.offset : op.offset + op.limit]
         else:
-            rows = tx.execute(sql + " LIMIT ? OFFSET ?", [*params, op.limit, op.offset])
+            rows = sql.store_search(tx, prefix, [], now, (op.limit, op.offset))
         items: list[SearchItem] = []
         for row in rows:
             self._refresh(op.refresh_ttl, row, touched)
@@ -442,8 +410,7 @@ class ConvostoreStore(BaseStore):
         return items
 
     def _list_namespaces(self, tx: Tx, op: ListNamespacesOp, now: int) -> list[tuple[str, ...]]:
-        rows = tx.execute(f"SELECT DISTINCT prefix FROM lg_store WHERE {_ALIVE}", [now])
-        namespaces = [tuple(r[0].split(".")) for r in rows]
+        namespaces = [tuple(p.split(".")) for p in sql.store_prefixes(tx, now)]
         if op.match_conditions:
             namespaces = [
                 ns for ns in namespaces if all(_path_matches(c, ns) for c in op.match_conditions)
@@ -457,15 +424,7 @@ class ConvostoreStore(BaseStore):
     def sweep_ttl(self) -> int:
         """Delete expired items now; return how many went."""
         now = self.clock()
-        return self.backend.write(
-            lambda tx: len(
-                tx.execute(
-                    "DELETE FROM lg_store WHERE expires_at IS NOT NULL AND expires_at <= ?"
-                    " RETURNING key",
-                    [now],
-                )
-            )
-        )
+        return self.backend.write(lambda tx: sql.store_sweep(tx, now))
 
     async def asweep_ttl(self) -> int:
         """``sweep_ttl`` on a worker thread."""

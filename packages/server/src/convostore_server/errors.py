@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from convostore import (
+    ConflictError,
     ContentTooLargeError,
     ConversationOwnershipError,
     ConvostoreError,
@@ -165,6 +166,8 @@ def install_error_handlers(app: FastAPI) -> None:
             return _error(409, "path_conflict", str(exc), "path")
         if isinstance(exc, MemoryQuotaExceededError):
             return _error(409, "quota_exceeded", str(exc))
+        if isinstance(exc, ConflictError):  # any other conflict the core may add
+            return _error(409, "conflict", str(exc))
         if isinstance(exc, StorageError):
             log.error("storage error on %s %s", request.method, request.url.path, exc_info=exc)
             return error_response(

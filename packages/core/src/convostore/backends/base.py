@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NamedTuple, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+if TYPE_CHECKING:
+    from ..components import Component
 
 from .keys import prefix_upper
-from .memories import MEMORY_MIGRATION, MEMORY_TABLES, MemoryStatements
+from .memories import MEMORY_MIGRATION, MemoryStatements
 
 T = TypeVar("T")
 
@@ -54,6 +57,9 @@ _DIALECT_TEXT = {
     "postgresql": {"{collate}": 'COLLATE "C"', "{blob}": "BYTEA"},
 }
 
+# One conversation's messages between two positions, as a range on the primary key.
+_IN_CONVERSATION = "(conversation_id, seq) > (?, ?) AND (conversation_id, seq) < (?, ?)"
+MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1
 _CONV = "id, user_id, created_at, last_message_at, message_count, next_seq, metadata"
 _MSG = "seq, id, role, content, metadata, created_at, updated_at"
 
@@ -105,14 +111,6 @@ MIGRATIONS: list[list[str]] = [
         )""",
     ],
 ]
-CORE_TABLES = (
-    "convostore_conversations",
-    "convostore_messages",
-    "convostore_clock",
-    "convostore_changes",
-    *MEMORY_TABLES,
-)
-"""Every table of the core component, ``convostore_schema`` aside."""
 
 
 class Tx(MemoryStatements, ABC):
@@ -158,6 +156,17 @@ class Tx(MemoryStatements, ABC):
         """Run one statement whose rows nobody reads. A server database may only send it and
         report its error with the next ``execute`` or at COMMIT (saving a round trip)."""
         self.execute(sql, params)
+
+    def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple[Any, ...]]:
+        """Run one query and yield its rows without holding them all (a cursor read in
+        chunks); consume it inside the transaction."""
+        yield from self.execute(sql, params)
+
+    def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        """Insert ``rows`` into ``table`` as fast as the database takes them (PostgreSQL:
+        ``COPY``); names come from a registered ``Component``, never from input."""
+        marks = ", ".join("?" for _ in columns)
+        self.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
 
     def lock_schema(self, component: str) -> None:
         """Keep concurrent migrators of ``component`` apart (SQLite's write lock already does)."""
@@ -235,21 +244,34 @@ class Tx(MemoryStatements, ABC):
     def page_conversations(
         self, user_id: str | None, bound: tuple[int, str] | None, descending: bool, limit: int
     ) -> list[ConversationRow]:
-        """Up to ``limit`` conversations strictly past ``bound``, walking in one direction."""
+        """Up to ``limit`` conversations strictly past ``bound``, walking in one direction.
+        A user's are bounded by row values on the whole index key, not ``user_id = ?``: without
+        table statistics (a fresh bulk load) PostgreSQL would take the equality for a handful of
+        rows, read all of them and sort; a range on the key makes it walk the index."""
+        direction = "DESC" if descending else "ASC"
         where: list[str] = []
         params: list[Any] = []
         if user_id is not None:
-            where.append("user_id = ?")
-            params.append(user_id)
-        if bound is not None:
-            op = "<" if descending else ">"
-            where.append(f"(last_message_at, id) {op} (?, ?)")  # a range seek on the index
-            params += [bound[0], bound[1]]
-        direction = "DESC" if descending else "ASC"
+            # One bound each way (a third would make the planner expect too few rows again).
+            low = ("(user_id, last_message_at) >= (?, ?)", [user_id, MIN_INT64])
+            high = ("(user_id, last_message_at) <= (?, ?)", [user_id, MAX_INT64])
+            if bound is not None:
+                op = "<" if descending else ">"
+                past = (f"(user_id, last_message_at, id) {op} (?, ?, ?)", [user_id, *bound])
+                low, high = (low, past) if descending else (past, high)
+            where += [low[0], high[0]]
+            params += [*low[1], *high[1]]
+            order = f"user_id {direction}, last_message_at {direction}, id {direction}"
+        else:
+            order = f"last_message_at {direction}, id {direction}"
+            if bound is not None:
+                op = "<" if descending else ">"
+                where.append(f"(last_message_at, id) {op} (?, ?)")  # a range seek on the index
+                params += [bound[0], bound[1]]
         sql = (
             f"SELECT {_CONV} FROM convostore_conversations"
             + (f" WHERE {' AND '.join(where)}" if where else "")
-            + f" ORDER BY last_message_at {direction}, id {direction} LIMIT ?"
+            + f" ORDER BY {order} LIMIT ?"
         )
         return [ConversationRow(*r) for r in self.execute(sql, [*params, limit])]
 
@@ -304,6 +326,27 @@ class Tx(MemoryStatements, ABC):
     def message(self, cid: str, mid: str) -> MessageRow | None:
         return self.messages_by_id(cid, [mid]).get(mid)
 
+    def copy_messages(self, source: str, target: str, max_seq: int | None) -> tuple[int, int]:
+        """Copy the messages of ``source`` (up to ``max_seq``) into ``target`` with their ids,
+        positions and times, inside the database; return how many and the last position."""
+        bound = "" if max_seq is None else " AND seq <= ?"
+        params: list[Any] = [source] if max_seq is None else [source, max_seq]
+        _, counted = self.execute_batch(
+            [
+                (
+                    f"INSERT INTO convostore_messages (conversation_id, {_MSG}) SELECT ?, {_MSG}"
+                    f" FROM convostore_messages WHERE conversation_id = ?{bound}",
+                    [target, *params],
+                ),
+                (
+                    "SELECT count(*), coalesce(max(seq), 0) FROM convostore_messages"
+                    " WHERE conversation_id = ?",
+                    [target],
+                ),
+            ]
+        )
+        return int(counted[0][0]), int(counted[0][1])
+
     def seq_of(self, cid: str, mid: str) -> int | None:
         rows = self.execute(
             "SELECT seq FROM convostore_messages WHERE conversation_id = ? AND id = ?", [cid, mid]
@@ -319,16 +362,19 @@ class Tx(MemoryStatements, ABC):
         newest_first: bool,
         limit: int | None,
     ) -> list[MessageRow]:
-        """``limit`` messages (all if None) nearest the cursor, or the oldest/newest, in walk order."""
-        sql = f"SELECT {_MSG} FROM convostore_messages WHERE conversation_id = ?"
-        params: list[Any] = [cid]
-        if after_seq is not None:
-            sql += " AND seq > ?"
-            params.append(after_seq)
-        elif before_seq is not None:
-            sql += " AND seq < ?"
-            params.append(before_seq)
-        sql += f" ORDER BY seq {'DESC' if newest_first else 'ASC'}"
+        """``limit`` messages (all if None) nearest the cursor, or the oldest/newest, in walk
+        order: a range on the primary key (see ``page_conversations`` for why not ``=``)."""
+        direction = "DESC" if newest_first else "ASC"
+        sql = (
+            f"SELECT {_MSG} FROM convostore_messages"
+            f" WHERE {_IN_CONVERSATION} ORDER BY conversation_id {direction}, seq {direction}"
+        )
+        params: list[Any] = [
+            cid,
+            after_seq or 0,
+            cid,
+            MAX_INT64 if before_seq is None else before_seq,
+        ]
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
@@ -336,10 +382,13 @@ class Tx(MemoryStatements, ABC):
 
     def message_contents(self, cid: str, last: int | None) -> list[str]:
         """The stored content text of every message (or the newest ``last``), oldest first."""
-        sql = "SELECT content FROM convostore_messages WHERE conversation_id = ?"
+        sql = f"SELECT content FROM convostore_messages WHERE {_IN_CONVERSATION}"
+        params: list[Any] = [cid, 0, cid, MAX_INT64]
         if last is None:
-            return [r[0] for r in self.execute(f"{sql} ORDER BY seq", [cid])]
-        rows = self.execute(f"{sql} ORDER BY seq DESC LIMIT ?", [cid, last])
+            return [r[0] for r in self.execute(f"{sql} ORDER BY conversation_id, seq", params)]
+        rows = self.execute(
+            f"{sql} ORDER BY conversation_id DESC, seq DESC LIMIT ?", [*params, last]
+        )
         return [r[0] for r in reversed(rows)]
 
     def update_message(self, cid: str, row: MessageRow) -> None:
@@ -411,8 +460,11 @@ class Backend(ABC):
         several transactions but write in one, its last: after a write, locks are waited for."""
         raise WouldBlock
 
-    def migrate(self, component: str, steps: Sequence[Sequence[str]]) -> None:
-        """Bring ``component``'s tables to version ``len(steps)`` in one transaction.
+    def migrate(
+        self, component: Component | str, steps: Sequence[Sequence[str]] | None = None
+    ) -> None:
+        """Bring a ``Component``'s tables (or those of the component named ``component``,
+        with ``steps``) to its current version in one transaction.
 
         Statements are written once for both databases: ``{collate}`` and ``{blob}`` become
         the dialect's text, and a statement starting with ``SQLITE_ONLY`` or
@@ -425,16 +477,22 @@ class Backend(ABC):
                 statement = statement.replace(placeholder, value)
             return statement
 
+        if isinstance(component, str):
+            name = component
+        else:
+            name, steps = component.name, component.steps
+        if steps is None:
+            raise TypeError("migrate(name, steps) needs its steps")
         native = [[dialect(s) for s in step if not s.startswith(skip)] for step in steps]
-        self.write(lambda tx: tx.migrate(component, native))
+        self.write(lambda tx: tx.migrate(name, native))
 
     def enable_notifications(self) -> None:  # noqa: B027 - nothing to do by default
         """Make every write to a conversation wake ``wait_for_change`` in other processes."""
 
-    @abstractmethod
     def wait_for_change(self, timeout: float) -> bool:
         """Block until a write may have changed the database since the previous call, or
         ``timeout`` seconds pass; True if one may have."""
+        raise NotImplementedError(f"{type(self).__name__} cannot wait for changes")
 
     def vacuum(self, tables: Sequence[str]) -> None:
         """Rewrite ``tables`` without the space that deleted or overwritten rows left (SQLite

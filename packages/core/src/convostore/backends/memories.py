@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from .keys import prefix_upper
+from .keys import key_range, prefix_upper
 
 MEMORY_TABLES = (
     "convostore_memory_stores",
@@ -161,20 +161,19 @@ class MemoryStatements(ABC):
     def page_memory_stores(
         self, user_id: str | None, after: str | None, limit: int
     ) -> list[MemoryStoreRow]:
-        where: list[str] = []
-        params: list[Any] = []
-        if user_id is not None:
-            where.append("user_id = ?")
-            params.append(user_id)
-        if after is not None:
-            where.append("id > ?")
-            params.append(after)
-        sql = (
-            f"SELECT {_STORE} FROM convostore_memory_stores"
-            + (f" WHERE {' AND '.join(where)}" if where else "")
-            + " ORDER BY id LIMIT ?"
+        """Up to ``limit`` stores by id past ``after``; a user's as a range on the index key
+        (``key_range``)."""
+        if user_id is None:
+            where, params = ("WHERE id > ? ", [after]) if after is not None else ("", [])
+            sql = f"SELECT {_STORE} FROM convostore_memory_stores {where}ORDER BY id LIMIT ?"
+            return [MemoryStoreRow(*r) for r in self.execute(sql, [*params, limit])]
+        where, params = key_range("user_id, id", user_id, after=after, low="")
+        rows = self.execute(
+            f"SELECT {_STORE} FROM convostore_memory_stores WHERE {where}"
+            " ORDER BY user_id, id LIMIT ?",
+            [*params, limit],
         )
-        return [MemoryStoreRow(*r) for r in self.execute(sql, [*params, limit])]
+        return [MemoryStoreRow(*r) for r in rows]
 
     def delete_memory_store(self, sid: str) -> None:
         self.send("DELETE FROM convostore_memory_versions WHERE store_id = ?", [sid])
@@ -275,14 +274,28 @@ class MemoryStatements(ABC):
     ) -> list[MemoryEntryRow]:
         """Up to ``limit`` live entries by path, past ``after``, starting with ``prefix``: a
         range seek on the primary key (paths compare by code point on both databases)."""
-        sql = f"SELECT {_ENTRY}, v.redacted_at{_ENTRY_JOIN} WHERE e.store_id = ?"
-        params: list[Any] = [sid]
-        upper = None if prefix is None else prefix_upper(prefix)
-        for op, bound in ((">", after), (">=", prefix), ("<", upper)):
-            if bound is not None:
-                sql += f" AND e.path {op} ?"
-                params.append(bound)
-        rows = self.execute(f"{sql} ORDER BY e.path LIMIT ?", [*params, limit])
+        start: str | None
+        if prefix is not None and (after is None or prefix > after):
+            start, inclusive = prefix, True
+        else:
+            start, inclusive = after, False
+        where, params = key_range(
+            "e.store_id, e.path",
+            sid,
+            after=start,
+            inclusive=inclusive,
+            low="",
+            high=None if prefix is None else prefix_upper(prefix),
+        )
+        # The current version's redaction per listed row, as a subquery: a join could make a
+        # planner without statistics hash the whole versions table.
+        rows = self.execute(
+            f"SELECT {_ENTRY}, (SELECT v.redacted_at FROM convostore_memory_versions v"
+            " WHERE v.store_id = e.store_id AND v.seq = e.version_seq)"
+            f" FROM convostore_memory_entries e WHERE {where}"
+            " ORDER BY e.store_id, e.path LIMIT ?",
+            [*params, limit],
+        )
         return [MemoryEntryRow(*r) for r in rows]
 
     # -- versions --------------------------------------------------------------------------
@@ -315,16 +328,18 @@ class MemoryStatements(ABC):
     ) -> list[MemoryVersionRow]:
         """Up to ``limit`` versions of the store (or of one entry) past ``after_seq``, oldest
         first."""
+        column = "store_id" if entry_id is None else "entry_id"
+        where, params = key_range(
+            f"{column}, seq", sid if entry_id is None else entry_id, after=after_seq, low=0
+        )
         if entry_id is not None:
-            sql = f"SELECT {_VERSION} FROM convostore_memory_versions WHERE entry_id = ? AND store_id = ?"
-            params: list[Any] = [entry_id, sid]
-        else:
-            sql = f"SELECT {_VERSION} FROM convostore_memory_versions WHERE store_id = ?"
-            params = [sid]
-        if after_seq is not None:
-            sql += " AND seq > ?"
-            params.append(after_seq)
-        rows = self.execute(f"{sql} ORDER BY seq LIMIT ?", [*params, limit])
+            where += " AND store_id = ?"
+            params.append(sid)
+        rows = self.execute(
+            f"SELECT {_VERSION} FROM convostore_memory_versions WHERE {where}"
+            f" ORDER BY {column}, seq LIMIT ?",
+            [*params, limit],
+        )
         return [MemoryVersionRow(*r) for r in rows]
 
     def last_memory_version(self, sid: str, entry_id: str) -> MemoryVersionRow | None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import random
 import select
 import time
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ..errors import ConvostoreError, MemoryValidationError, StorageError
@@ -51,11 +52,35 @@ class PostgresTx(Tx):
         conn: psycopg.Connection[Any],
         *,
         single_statement: bool = False,
-        pipeline: psycopg.Pipeline | None = None,
+        transaction: bool = False,
     ) -> None:
         self.conn = conn
         self.single_statement = single_statement
-        self.pipeline = pipeline
+        self.pipeline: psycopg.Pipeline | None = None
+        self._to_begin = transaction  # BEGIN is ours to send, with the first statement
+        self._stack = contextlib.ExitStack()
+
+    def _begin(self, *, pipelined: bool = True) -> None:
+        """Send BEGIN with the first statement: in pipeline mode, unless that statement
+        cannot be pipelined (COPY, a server-side cursor); a transaction begun without the
+        pipeline stays without it."""
+        if self._to_begin:
+            self._to_begin = False
+            if pipelined:
+                self.pipeline = self._stack.enter_context(self.conn.pipeline())
+            self.conn.execute(b"BEGIN")
+
+    def commit(self) -> None:
+        """Send COMMIT (with what is still to send) and wait for it; errors of statements
+        sent without waiting are raised here."""
+        if not self._to_begin:
+            self.conn.execute(b"COMMIT")
+        self._stack.close()
+
+    def abandon(self, exc: BaseException) -> None:
+        """Leave pipeline mode after ``exc`` (errors found doing so are not raised: ``exc``
+        is the one the caller sees); the caller rolls back."""
+        self._stack.__exit__(type(exc), exc, exc.__traceback__)
 
     @staticmethod
     @functools.lru_cache(maxsize=512)
@@ -67,6 +92,7 @@ class PostgresTx(Tx):
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         self._counted()
+        self._begin()
         cur = self.conn.execute(self._sql(sql), params)
         if self.pipeline is not None:
             self.pipeline.sync()  # one round trip for this and every statement sent before
@@ -75,6 +101,7 @@ class PostgresTx(Tx):
     def execute_batch(
         self, statements: Sequence[tuple[str, Sequence[Any]]]
     ) -> list[list[tuple[Any, ...]]]:
+        self._begin()
         if self.pipeline is None:
             return super().execute_batch(statements)
         self._counted(len(statements))
@@ -84,12 +111,54 @@ class PostgresTx(Tx):
 
     def send(self, sql: str, params: Sequence[Any] = ()) -> None:
         self._counted()
+        self._begin()
         self.conn.execute(self._sql(sql), params)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = self._counted_rows(rows)
+        self._begin()
         with self.conn.cursor() as cur:
             cur.executemany(self._sql(sql), rows)
+
+    def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple[Any, ...]]:
+        """A server-side cursor fetched in chunks of about ``STREAM_BYTES``: the chunk's row
+        count follows the rows' size (a few rows when they are megabytes each). In pipeline
+        mode (a write that has sent statements) the rows are read at once instead."""
+        self._begin(pipelined=False)
+        if self.pipeline is not None:
+            yield from self.execute(sql, params)
+            return
+        self._counted()
+        with self.conn.cursor(name=f"convostore_stream_{next(_CURSORS)}") as cur:
+            cur.execute(self._sql(sql), params)
+            size = 64
+            while rows := cur.fetchmany(size):
+                yield from rows
+                sample = rows[:: max(1, len(rows) // 16)]  # a few rows tell the size well enough
+                used = sum(_row_bytes(row) for row in sample) // len(sample) + 1
+                size = max(1, min(STREAM_ROWS, STREAM_BYTES // used))
+
+    def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        self._begin(pipelined=False)
+        if self.pipeline is not None:  # COPY cannot run in pipeline mode
+            super().copy_rows(table, columns, rows)
+            return
+        self._counted()
+        with (
+            self.conn.cursor() as cur,
+            cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN".encode()) as copy,
+        ):
+            for row in rows:
+                copy.write_row(row)
+
+
+_CURSORS = itertools.count()
+STREAM_BYTES = 8 * 1024 * 1024
+STREAM_ROWS = 5000
+
+
+def _row_bytes(row: Sequence[Any]) -> int:
+    return sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in row)
 
 
 def _connect_timeout(url: str) -> int:
@@ -228,12 +297,12 @@ class PostgresBackend(Backend):
         raised. An append to an existing conversation takes two round trips."""
         autocommit = conn.autocommit
         conn.autocommit = True  # BEGIN and COMMIT are sent in the pipeline, as statements
+        tx = PostgresTx(conn, transaction=True)
         try:
-            with conn.pipeline() as pipeline:
-                conn.execute(b"BEGIN")
-                result = fn(PostgresTx(conn, pipeline=pipeline))
-                conn.execute(b"COMMIT")
-        except BaseException:
+            result = fn(tx)
+            tx.commit()
+        except BaseException as exc:
+            tx.abandon(exc)
             if not conn.broken and conn.pgconn.transaction_status != pq.TransactionStatus.IDLE:
                 with contextlib.suppress(psycopg.Error):  # keep the real error
                     conn.execute(b"ROLLBACK")

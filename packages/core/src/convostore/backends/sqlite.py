@@ -7,7 +7,7 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 try:
@@ -32,6 +32,14 @@ class SqliteTx(Tx):
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         self.conn.executemany(sql, self._counted_rows(rows))
+
+    def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple[Any, ...]]:
+        self._counted()
+        cursor = self.conn.execute(sql, params)  # SQLite steps it one row at a time
+        try:
+            yield from cursor
+        finally:
+            cursor.close()
 
 
 class SqliteBackend(Backend):

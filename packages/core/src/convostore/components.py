@@ -1,0 +1,124 @@
+"""The component registry: every set of tables in a convostore database, described once.
+
+A ``Component`` is what ``Backend.migrate`` creates (its versioned migration steps) and what
+``convostore migrate`` copies (its tables, each walked in the order of its primary key). The
+core's own component is ``CORE``; an adapter registers its own under the entry-point group
+``convostore.components`` (``my-adapter = "my_adapter._commands:COMPONENT"``),
+so a new adapter's tables are migrated and copied without the command knowing it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .backends.base import MIGRATIONS
+
+if TYPE_CHECKING:
+    from .store import ConversationStore
+
+COMPONENTS_GROUP = "convostore.components"
+"""The entry-point group under which adapter packages register their ``Component``."""
+
+_NAME = re.compile(r"[a-z_][a-z0-9_]*\Z")
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table of a component: its name, its primary key's columns (the order rows are
+    copied in, a batch at a time: text key columns must compare bytewise, ``{collate}``), and
+    a label for listings (``"LangGraph checkpoints"``)."""
+
+    name: str
+    key: tuple[str, ...]
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        for name in (self.name, *self.key):
+            if not _NAME.match(name):
+                raise ValueError(f"table and column names are lowercase identifiers: {name!r}")
+        if not self.key:
+            raise ValueError(f"table {self.name!r}: key names at least one column")
+
+
+PruneHook = Callable[["ConversationStore", "PruneRequest"], list[tuple[str, int]]]
+"""``prune(store, request) -> [(what, how many), ...]``: a component's own retention."""
+
+
+@dataclass(frozen=True)
+class PruneRequest:
+    """What ``convostore prune`` asks each component to remove (see ``maintenance.prune``)."""
+
+    older_than_ms: int | None  # delete what was last active before this time (epoch ms)
+    keep_last: int | None  # trim histories to their newest ``keep_last`` entries
+    user_id: str | None
+    dry_run: bool
+
+
+@dataclass(frozen=True)
+class Component:
+    """A named set of tables with its own migration version.
+
+    ``steps``: the migration steps (``Backend.migrate`` runs the ones a database lacks).
+    ``tables``: every table the steps create, so that ``migrate`` copies all of them (a test
+    compares them with the database's own list). ``conversation_kinds``: labels for
+    conversations an adapter keeps under an id prefix (``{"Claude sessions": "claude/"}``),
+    counted by ``convostore stats``. ``prune``: the component's retention, if it keeps data of
+    its own that ages (LangGraph threads)."""
+
+    name: str
+    steps: Sequence[Sequence[str]] = ()
+    tables: tuple[Table, ...] = ()
+    conversation_kinds: Mapping[str, str] = field(default_factory=dict)
+    prune: PruneHook | None = None
+    package: str = ""  # the distribution to install for it, for error messages
+
+    @property
+    def version(self) -> int:
+        return len(self.steps)
+
+
+CORE = Component(
+    name="core",
+    steps=MIGRATIONS,
+    # Every table of the core's migrations: a table added to MIGRATIONS is added here too
+    # (tests/cli/test_components.py fails otherwise), and `convostore migrate` copies it.
+    tables=(
+        Table("convostore_conversations", ("id",), "conversations"),
+        Table("convostore_messages", ("conversation_id", "seq"), "messages"),
+        Table("convostore_clock", ("id",), "ordered clock"),
+        Table("convostore_changes", ("conversation_id", "seq"), "conversation changes"),
+        Table("convostore_memory_stores", ("id",), "memory stores"),
+        Table("convostore_memory_entries", ("store_id", "path"), "memory entries"),
+        Table("convostore_memory_versions", ("store_id", "seq"), "memory versions"),
+    ),
+    package="convostore",
+)
+
+SCHEMA_TABLE = "convostore_schema"
+"""The registry's own table (component -> version): written by ``Backend.migrate``, never
+copied (the destination's migrations write their own)."""
+
+
+def _load(entry: importlib.metadata.EntryPoint) -> Component:
+    loaded: Any = entry.load()
+    component = loaded() if callable(loaded) and not isinstance(loaded, Component) else loaded
+    if not isinstance(component, Component):
+        raise TypeError(f"entry point {entry.value!r} ({COMPONENTS_GROUP}) is not a Component")
+    return component
+
+
+@functools.cache
+def registered_components() -> tuple[Component, ...]:
+    """The core's component, then every installed adapter's, by name."""
+    found = {c.name: c for c in map(_load, importlib.metadata.entry_points(group=COMPONENTS_GROUP))}
+    found.pop(CORE.name, None)
+    return (CORE, *(found[name] for name in sorted(found)))
+
+
+def component_named(name: str) -> Component | None:
+    return next((c for c in registered_components() if c.name == name), None)

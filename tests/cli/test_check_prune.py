@@ -1,0 +1,119 @@
+"""``convostore check`` finds what is wrong and exits 1; ``convostore prune`` removes what is
+old or long, keeps the summary convention, and ``--dry-run`` deletes nothing."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+from cli_helpers import CONVOSTORE, fill, run, tables
+from convostore import ConversationStore, prompt_context
+
+DAY = 86_400_000
+
+
+def _sql(url: str, statement: str) -> None:
+    with ConversationStore(url) as store:
+        store.backend.write(lambda tx: tx.execute(statement))
+
+
+def test_check_passes_on_a_sound_store_and_names_each_broken_invariant(shared_url: str) -> None:
+    with ConversationStore(shared_url) as store:
+        fill(store)
+    assert "ok: no problem found" in run("check", "--url", shared_url).stdout
+    _sql(shared_url, "UPDATE convostore_conversations SET message_count = 7 WHERE id = 'many0'")
+    _sql(shared_url, "UPDATE convostore_conversations SET next_seq = 2 WHERE id = 'c2'")
+    _sql(
+        shared_url,
+        "INSERT INTO convostore_messages (conversation_id, seq, id, role, content, created_at)"
+        " VALUES ('ghost', 1, 'msg_ghost', 'user', '\"boo\"', 1)",
+    )
+    out = run("check", "--url", shared_url, code=1).stdout
+    assert "conversation 'many0': message_count is 7 but it holds 10 messages" in out
+    assert "conversation 'c2': next_seq is 2 but it holds seq 3" in out
+    assert "1 messages of conversation 'ghost', which does not exist" in out
+
+
+def test_check_finds_a_damaged_sqlite_file(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'd.db'}"
+    with ConversationStore(url) as store:
+        for i in range(300):
+            store.append_message(conversation_id=f"c{i}", role="user", content="x" * 300)
+        store.backend.truncate_wal()  # type: ignore[attr-defined]
+    data = bytearray((tmp_path / "d.db").read_bytes())
+    page = 4096
+    for number in (3, 4, 5):  # their b-tree page headers: no valid page type any more
+        data[(number - 1) * page : (number - 1) * page + 8] = b"\xff" * 8
+    (tmp_path / "d.db").write_bytes(bytes(data))
+    result = subprocess.run(
+        [CONVOSTORE, "check", "--url", url], capture_output=True, text=True, check=False
+    )
+    # found by integrity_check (exit 1), or by SQLite itself on opening it (exit 4)
+    assert result.returncode in (1, 4), result
+    assert "problem" in result.stdout or "malformed" in result.stderr
+
+
+def test_prune_older_than(shared_url: str) -> None:
+    now = time.time_ns() // 1_000_000
+    with ConversationStore(shared_url, clock=lambda: now - 40 * DAY) as old:
+        old.append_message(conversation_id="old-u1", role="user", content="x", user_id="u1")
+        old.append_message(conversation_id="old-u2", role="user", content="x", user_id="u2")
+    with ConversationStore(shared_url, clock=lambda: now - 2 * DAY) as recent:
+        recent.append_message(conversation_id="new", role="user", content="x", user_id="u1")
+    before = tables(shared_url)
+    dry = run("prune", "--url", shared_url, "--older-than", "30d", "--dry-run").stdout
+    assert "would delete 2 conversations" in dry
+    assert tables(shared_url) == before
+    mine = run("prune", "--url", shared_url, "--older-than", "30d", "--user", "u2").stdout
+    assert "deleted 1 conversations" in mine
+    everything = run("prune", "--url", shared_url, "--older-than", "1h").stdout
+    assert "deleted 2 conversations" in everything
+    with ConversationStore(shared_url) as store:
+        assert store.list_conversations().items == []
+    bad = run("prune", "--url", shared_url, "--older-than", "soon", code=2)
+    assert "use a number and a unit" in bad.stderr
+    nothing = run("prune", "--url", shared_url, code=2)
+    assert "--older-than" in nothing.stderr
+
+
+def test_prune_keep_last_keeps_the_summary_convention(shared_url: str) -> None:
+    with ConversationStore(shared_url) as store:
+        ids = [
+            store.append_message(conversation_id="long", role="user", content=f"m{i}")
+            for i in range(10)
+        ]
+        store.update_conversation(
+            conversation_id="long", metadata={"summary": "first four", "summarizedUntil": ids[3]}
+        )
+        kept = [
+            store.append_message(conversation_id="kept", role="user", content=f"k{i}")
+            for i in range(5)
+        ]
+        store.update_conversation(
+            conversation_id="kept", metadata={"summary": "two", "summarizedUntil": kept[3]}
+        )
+    dry = run("prune", "--url", shared_url, "--keep-last", "3", "--dry-run").stdout
+    assert "would delete 9 messages" in dry
+    done = run("prune", "--url", shared_url, "--keep-last", "3").stdout
+    assert "deleted 9 messages" in done
+    with ConversationStore(shared_url) as store:
+        long = store.get_conversation(conversation_id="long")
+        assert long is not None and long.message_count == 3
+        assert long.metadata == {"summary": "first four"}  # its marker named a trimmed message
+        context = prompt_context(store, conversation_id="long")
+        assert [m.content for m in context.messages] == ["m7", "m8", "m9"]
+        short = store.get_conversation(conversation_id="kept")
+        assert short is not None and short.metadata == {
+            "summary": "two",
+            "summarizedUntil": kept[3],
+        }
+        assert [m.content for m in prompt_context(store, conversation_id="kept").messages] == ["k4"]
+    assert "ok" in run("check", "--url", shared_url).stdout
+
+
+def test_prune_on_a_missing_database(tmp_path: Path) -> None:
+    done = run("prune", "--url", f"sqlite:///{tmp_path}/none.db", "--keep-last", "1", code=3)
+    assert "there is no database file" in done.stderr
+    done = run("check", "--url", f"sqlite:///{tmp_path}/none.db", code=3)
+    assert "there is no database file" in done.stderr
