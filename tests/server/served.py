@@ -241,6 +241,8 @@ class EventStream:
                             event["data"] = json.loads(event["data"])
                         self.queue.put(event)
                         event = {}
+        except httpx.HTTPError:  # the server ended the stream (shutting down)
+            pass
         finally:
             self.ready.set()
             self.queue.put({"closed": True})

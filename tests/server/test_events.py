@@ -124,3 +124,17 @@ def test_who_may_subscribe(server: Server, streams: list[EventStream]) -> None:
     anonymous = EventStream(server, f"/conversations/{cid}/events", "")
     streams.append(anonymous)
     assert anonymous.status == 401
+
+
+def test_a_server_with_open_streams_still_shuts_down(tmp_path: Path) -> None:
+    server = start(f"sqlite:///{tmp_path / 's.db'}", tmp_path)
+    stream = EventStream(server, "/conversations/open/events")
+    assert stream.next() == {"comment": "subscribed"}
+    server.process.terminate()
+    # The open stream is ended by the graceful-shutdown timeout (uvicorn then exits by the
+    # signal it caught); wait() only guards against a hang.
+    assert server.process.wait(60) in (0, -15)
+    while "closed" not in stream.next():
+        pass
+    stream.close()
+    server.stop()

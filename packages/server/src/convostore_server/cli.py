@@ -134,6 +134,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         workers=args.workers,
         log_level=args.log_level,
         access_log=not args.no_access_log,
+        timeout_graceful_shutdown=5,  # event streams stay open: end them on shutdown
     )
 
 

@@ -11,7 +11,7 @@ import contextlib
 import logging
 
 import anyio
-from convostore import AsyncConversationStore, ConvostoreError
+from convostore import AsyncConversationStore
 
 log = logging.getLogger("convostore_server")
 
@@ -50,7 +50,7 @@ class ChangeHub:
                     self._wake()  # writes made before the trigger existed
                 if await self.store.wait_for_change(self.poll_seconds):
                     self._wake()
-            except ConvostoreError:
+            except Exception:  # the database failed (or worse): log, wake, keep watching
                 log.exception("change watcher failed")
                 self._wake()  # the streams read again (and end if the store is gone)
                 await anyio.sleep(self.poll_seconds)
