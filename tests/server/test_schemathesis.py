@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 from served import BIN, Server, clean_env
 
 
 @pytest.mark.parametrize("who", ["alice", "admin"])
-def test_the_openapi_document_holds_against_the_live_server(server: Server, who: str) -> None:
+def test_the_openapi_document_holds_against_the_live_server(
+    server: Server, who: str, tmp_path: Path
+) -> None:
     done = subprocess.run(
         [
             str(BIN / "schemathesis"),
@@ -40,6 +43,7 @@ def test_the_openapi_document_holds_against_the_live_server(server: Server, who:
         capture_output=True,
         text=True,
         env=clean_env(),
+        cwd=tmp_path,  # its cache and reports stay out of the checkout
         timeout=600,
         check=False,
     )
