@@ -4,20 +4,22 @@ PY ?= python3
 UV := $(PY) -m uv
 export UV_PREVIEW_FEATURES := package-conflicts
 
-PACKAGES := core langgraph openai claude crewai
+PACKAGES := core langgraph openai claude crewai server
 dist_core := convostore
 dist_langgraph := convostore-langgraph
 dist_openai := convostore-openai
 dist_claude := convostore-claude
 dist_crewai := convostore-crewai
+dist_server := convostore-server
 src_core := packages/core/src
 src_langgraph := packages/langgraph-adapter/src
 src_openai := packages/openai-session/src
 src_claude := packages/claude-session/src
 src_crewai := packages/crewai-glue/src
+src_server := packages/server/src
 
 
-.PHONY: uv services install demo test lint typecheck bench bench-memory $(addprefix bench-,core langgraph openai claude crewai) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services install demo test lint typecheck bench bench-memory $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES))
 
@@ -32,7 +34,7 @@ demo: install-core
 	.venvs/core/bin/python examples/quickstart.py
 
 # make example NAME=langgraph_quickstart: an example in the environment of its package
-example_venv = $(or $(filter $(firstword $(subst _, ,$(NAME))),langgraph openai claude crewai),core)
+example_venv = $(or $(filter $(firstword $(subst _, ,$(NAME))),langgraph openai claude crewai server),core)
 example:
 	@[ -n "$(NAME)" ] || { echo "usage: make example NAME=<a file in examples/, without .py>"; exit 2; }
 	@$(MAKE) -s install-$(example_venv)
@@ -92,7 +94,7 @@ test: lint typecheck $(addprefix test-,$(PACKAGES)) test-docs docs test-dist
 # Every benchmark once (about 10 minutes on 2 cores; PostgreSQL needed): each writes its tables,
 # with the date, the machine and the command, to benchmarks/results/<package>.md, and the READMEs'
 # quotes of those files are refreshed. `make bench-core` (or -langgraph, ...) runs one.
-BENCHES := core langgraph openai claude crewai
+BENCHES := core langgraph openai claude crewai server
 $(addprefix bench-,$(BENCHES)): bench-%: install-% services
 	@echo "==> benchmarks/$*_bench.py in .venvs/$* -> benchmarks/results/$*.md"
 	.venvs/$*/bin/python benchmarks/$*_bench.py --markdown benchmarks/results/$*.md

@@ -15,9 +15,13 @@ from convostore import spi
 ROOT = Path(__file__).parents[2]
 CORE_SRC = ROOT / "packages" / "core" / "src" / "convostore"
 ADAPTERS = sorted(
-    p for p in (ROOT / "packages").iterdir() if p.name != "core" and (p / "src").is_dir()
+    p
+    for p in (ROOT / "packages").iterdir()
+    if p.name not in ("core", "server") and (p / "src").is_dir()
 )
 ADAPTER_FILES = sorted(f for a in ADAPTERS for f in (a / "src").rglob("*.py"))
+# The HTTP server is no framework adapter: it registers no view and uses the public API only.
+SERVER_FILES = sorted((ROOT / "packages" / "server" / "src").rglob("*.py"))
 ALLOWED = {"convostore", "convostore.spi"}
 CORE_TABLES = (
     "convostore_conversations",
@@ -57,6 +61,13 @@ def test_adapters_never_query_the_core_tables(path: Path) -> None:
     assert [t for t in CORE_TABLES if t in text] == []
 
 
+@pytest.mark.parametrize("path", SERVER_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_server_uses_the_public_api_only(path: Path) -> None:
+    private = [m for m in _core_imports(path) if m != "convostore"]
+    assert private == [], f"{path.name} imports {private}; the server uses convostore only"
+    assert [t for t in CORE_TABLES if t in path.read_text()] == []
+
+
 def test_the_core_imports_no_adapter() -> None:
     for path in CORE_SRC.rglob("*.py"):
         text = path.read_text()
@@ -65,6 +76,7 @@ def test_the_core_imports_no_adapter() -> None:
             "convostore_openai",
             "convostore_claude",
             "convostore_crewai",
+            "convostore_server",
         ):
             assert adapter not in text, f"{path.name} names {adapter}"
 
@@ -126,6 +138,7 @@ def test_the_public_names_of_the_core() -> None:
             "AsyncConversationStore",
             "ChangeKind",
             "ConflictError",
+            "ContentTooLargeError",
             "ConversationChange",
             "ConversationChanges",
             "ConversationExistsError",

@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 from convostore import (
+    ContentTooLargeError,
     ConversationOwnershipError,
     ConversationStore,
+    Limits,
     MemoryQuotaExceededError,
     MemoryValidationError,
 )
@@ -302,3 +304,28 @@ def test_check_text_is_the_id_rule_without_a_length(value: object, message: str)
     with pytest.raises(MemoryValidationError, match=f"note {message}"):
         check_text("note", value)
     assert check_text("note", "") == "" and len(check_text("note", "x" * (1 << 20))) == 1 << 20
+
+
+def test_a_size_error_is_a_content_too_large_error(small_store: ConversationStore) -> None:
+    """Over a size limit is ``ContentTooLargeError`` (the HTTP API's 413), still a
+    ``MemoryValidationError``; other bad input is not."""
+    with pytest.raises(ContentTooLargeError, match="content is 1002 bytes"):
+        small_store.append_message(**{**OK, "content": "x" * 1000})
+    with pytest.raises(ContentTooLargeError, match=r"messages\[1\].metadata is"):
+        small_store.append_messages(
+            conversation_id="c",
+            messages=[
+                {"role": "user", "content": "ok"},
+                {"role": "user", "content": "ok", "metadata": {"big": "y" * 600}},
+            ],
+        )
+    with pytest.raises(ContentTooLargeError, match="metadata is"):
+        small_store.update_conversation(conversation_id="c", metadata={"big": "y" * 600})
+    with pytest.raises(MemoryValidationError) as refused:
+        small_store.append_message(**{**OK, "content": 12})
+    assert not isinstance(refused.value, ContentTooLargeError)
+    with ConversationStore("memory://", limits=Limits(max_memory_content_bytes=10)) as store:
+        sid = store.create_memory_store("s").memory_store_id
+        with pytest.raises(ContentTooLargeError, match="content is 11 bytes"):
+            store.create_memory(sid, "a.md", "x" * 11)
+    assert small_store.get_messages(conversation_id="c") == []

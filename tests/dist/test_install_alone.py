@@ -27,6 +27,7 @@ ADAPTERS = {
     "convostore-openai": "examples/openai_two_turns.py",
     "convostore-claude": "examples/claude_session_store.py",
     "convostore-crewai": "examples/crewai_quickstart.py",
+    "convostore-server": "examples/server_quickstart.py",
 }
 
 

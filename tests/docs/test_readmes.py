@@ -30,6 +30,7 @@ READMES = {
     "packages/openai-session/README.md": "openai",
     "packages/claude-session/README.md": "claude",
     "packages/crewai-glue/README.md": "crewai",
+    "packages/server/README.md": "server",
 }
 EXCERPT = re.compile(r"# excerpt of (examples/[\w-]+\.py)\b.*")
 NOQA = re.compile(r"\s*# noqa\b.*$")

@@ -9,6 +9,7 @@ from .convert import (
 )
 from .errors import (
     ConflictError,
+    ContentTooLargeError,
     ConversationExistsError,
     ConversationNotFoundError,
     ConversationOwnershipError,
@@ -57,6 +58,7 @@ __all__ = [
     "AsyncConversationStore",
     "ChangeKind",
     "ConflictError",
+    "ContentTooLargeError",
     "ConversationChange",
     "ConversationChanges",
     "ConversationExistsError",

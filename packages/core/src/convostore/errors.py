@@ -39,9 +39,12 @@ class MemoryValidationError(ConvostoreError, ValueError):
         """This error for the ``index``-th item of the batch argument ``items``."""
         own = "" if self.argument in (None, "message") else f".{self.argument}"
         label = f"{items}[{index}]{own}"
-        return MemoryValidationError(
-            label + self.detail, argument=self.argument, index=index, label=label
-        )
+        return type(self)(label + self.detail, argument=self.argument, index=index, label=label)
+
+
+class ContentTooLargeError(MemoryValidationError):
+    """Content or metadata (of a message, a conversation, a memory entry) is over its size
+    limit: the HTTP API's 413. Nothing was written."""
 
 
 class MemoryQuotaExceededError(ConvostoreError):

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import MemoryValidationError, OwnershipError
+from .errors import ContentTooLargeError, MemoryValidationError, OwnershipError
 from .models import ROLES, Order, Role
 
 MB = 1024 * 1024
@@ -210,7 +210,7 @@ def encode_json(name: str, value: Any, max_bytes: int) -> str:
     if isinstance(value, _CONTAINERS) and not _keeps_shape(value):
         _check_json(value, name)
     if size > max_bytes:
-        raise MemoryValidationError(
+        raise ContentTooLargeError(
             f"{name} is {size} bytes serialized; the limit is {max_bytes} bytes", argument=name
         )
     return text
@@ -279,7 +279,7 @@ def check_memory_content(value: object, limits: Limits, name: str = "content") -
             f"{name} is not valid UTF-8 (lone surrogate)", argument=name
         ) from None
     if len(data) > limits.max_memory_content_bytes:
-        raise MemoryValidationError(
+        raise ContentTooLargeError(
             f"{name} is {len(data)} bytes of UTF-8; the limit is"
             f" {limits.max_memory_content_bytes} bytes",
             argument=name,

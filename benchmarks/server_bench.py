@@ -1,0 +1,284 @@
+"""convostore-server against the floor: requests per second and p50/p99 latency of
+``GET .../messages?limit=20`` and ``POST .../messages`` at 1, 8 and 32 concurrent clients.
+
+    .venvs/server/bin/python benchmarks/server_bench.py [--seconds 3] [--only sqlite|postgres]
+
+Both apps run under the same uvicorn (one worker, no access log) on the same database; the
+floor (benchmarks/server_floor.py) is FastAPI running the equivalent raw SQL with no auth,
+validation or store. The load comes from this process (httpx, asyncio), on the same 2 cores,
+so absolute figures are the machine's; the ratio is the point. Then where the time of one
+request goes, measured in this process without HTTP.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+from convostore import AsyncConversationStore, ConversationStore, Message
+from convostore_server import TokenTable, new_token
+from convostore_server.errors import dump_json
+from pydantic import TypeAdapter
+from report import PG, markdown_report
+from starlette.requests import Request
+
+HERE = Path(__file__).parent
+BIN = Path(sys.executable).parent
+USER = "u_bench"
+CONCURRENCY = (1, 8, 32)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def serve(args: list[str], env: dict[str, str]) -> Iterator[str]:
+    port = _free_port()
+    full = {**{k: v for k, v in os.environ.items() if not k.startswith("CONVOSTORE_")}, **env}
+    full["PYTHONPATH"] = str(HERE)
+    process = subprocess.Popen(
+        [*args, "--port", str(port), "--no-access-log", "--log-level", "warning"],
+        env=full,
+        stdout=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                httpx.get(f"{base}/openapi.json", timeout=5)
+                break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(15)
+
+
+async def load(
+    request: Callable[[httpx.AsyncClient, int], Awaitable[httpx.Response]],
+    base: str,
+    headers: dict[str, str],
+    clients: int,
+    seconds: float,
+) -> tuple[float, float, float]:
+    """``clients`` loops sending requests for ``seconds``: (requests/s, p50 ms, p99 ms)."""
+    latencies: list[float] = []
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=base, headers=headers, limits=limits) as http:
+        for n in range(clients):  # warm the connections
+            (await request(http, n)).raise_for_status()
+        stop = time.perf_counter() + seconds
+
+        async def client(n: int) -> None:
+            i = 0
+            while time.perf_counter() < stop:
+                start = time.perf_counter()
+                response = await request(http, n * 1_000_000 + i)
+                latencies.append(time.perf_counter() - start)
+                response.raise_for_status()
+                i += 1
+
+        began = time.perf_counter()
+        await asyncio.gather(*(client(n) for n in range(clients)))
+        elapsed = time.perf_counter() - began
+    cuts = statistics.quantiles(latencies, n=100)
+    return len(latencies) / elapsed, cuts[49] * 1000, cuts[98] * 1000
+
+
+def _seed(url: str, cells: int) -> None:
+    with ConversationStore(url) as store:
+        store.append_messages(
+            conversation_id="read",
+            messages=[{"role": "user", "content": f"message {i} " + "x" * 200} for i in range(200)],
+            user_id=USER,
+        )
+        for cell in range(cells):
+            store.append_message(
+                conversation_id=f"write-{cell}", role="user", content="start", user_id=USER
+            )
+
+
+async def compare(name: str, url: str, seconds: float) -> None:
+    cells = 2 * len(CONCURRENCY) * 2
+    _seed(url, cells)
+    token, line = new_token(f"user:{USER}")
+    tokens = Path(tempfile.mkdtemp()) / "tokens.txt"
+    tokens.write_text(line + "\n")
+    auth = {"Authorization": f"Bearer {token}"}
+    server_cmd = [str(BIN / "convostore-server"), "--url", url, "--tokens", str(tokens)]
+    floor_cmd = [str(BIN / "uvicorn"), "--factory", "server_floor:floor_app"]
+    print(f"\n{name}: requests/s, p50 / p99 ms ({seconds:g} s a cell; one uvicorn worker)\n")
+    print(
+        "| request | clients | floor req/s | server req/s | ratio | floor p50 / p99 | server p50 / p99 |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    cell = iter(range(cells))
+    with serve(server_cmd, {}) as server, serve(floor_cmd, {"CONVOSTORE_URL": url}) as floor:
+        for label in ("GET messages?limit=20", "POST messages"):
+            for clients in CONCURRENCY:
+                results = {}
+                for side, base, headers in (("floor", floor, {}), ("server", server, auth)):
+                    if label.startswith("GET"):
+
+                        def request(h: httpx.AsyncClient, i: int) -> Awaitable[httpx.Response]:
+                            return h.get("/conversations/read/messages", params={"limit": 20})
+                    else:
+                        cid = f"write-{next(cell)}"
+
+                        def request(
+                            h: httpx.AsyncClient, i: int, cid: str = cid
+                        ) -> Awaitable[httpx.Response]:
+                            body = {"role": "user", "content": f"message {i}"}
+                            return h.post(f"/conversations/{quote(cid)}/messages", json=body)
+
+                    results[side] = await load(request, base, headers, clients, seconds)
+                (frps, f50, f99), (srps, s50, s99) = results["floor"], results["server"]
+                print(
+                    f"| {label} | {clients} | {frps:,.0f} | {srps:,.0f} | {srps / frps:.2f}x"
+                    f" | {f50:.2f} / {f99:.2f} | {s50:.2f} / {s99:.2f} |"
+                )
+        await event_latency(server, auth, url)
+    await where_the_time_goes(url)
+
+
+async def event_latency(server: str, auth: dict[str, str], url: str, appends: int = 30) -> None:
+    """An SSE subscriber on the server; this process appends through the core store (the
+    server is another process): the time from an append's ``createdAt`` to its event."""
+    latencies: list[float] = []
+    async with (
+        httpx.AsyncClient(base_url=server, headers=auth, timeout=None) as http,
+        http.stream("GET", "/conversations/read/events") as stream,
+        AsyncConversationStore(url) as store,
+    ):
+        lines = stream.aiter_lines()
+        async for line in lines:
+            if line.startswith("retry:"):
+                break
+        for i in range(appends):
+            await store.append_message(conversation_id="read", role="assistant", content=f"e{i}")
+            async for line in lines:
+                change = json.loads(line[5:]) if line.startswith("data:") else {}
+                if (change.get("message") or {}).get("content") == f"e{i}":
+                    latencies.append(time.time() * 1000 - change["createdAt"])
+                    break
+            await asyncio.sleep(0.05)
+    cuts = statistics.quantiles(latencies, n=100)
+    print(
+        f"\nan append by another process reaching an SSE subscriber ({appends} appends):"
+        f" p50 {cuts[49]:.0f} ms, p99 {cuts[98]:.0f} ms, max {max(latencies):.0f} ms"
+    )
+
+
+def _per_call_us(fn: Callable[[], object], n: int = 2000) -> float:
+    fn()
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - start) / n * 1e6
+
+
+async def where_the_time_goes(url: str) -> None:
+    """One GET of 20 messages, piece by piece, in this process (no HTTP)."""
+    sys.path.insert(0, str(HERE))
+    import server_floor
+
+    raw_read = (
+        server_floor._postgres(url)
+        if url.startswith("postgres")
+        else server_floor._sqlite(url[10:])
+    )[0]
+    async with AsyncConversationStore(url) as plain:
+        strict = AsyncConversationStore(sync=plain.sync.with_strict_ownership())
+        loop_n = 500
+
+        async def timed(call: Callable[[], Awaitable[object]]) -> float:
+            await call()
+            start = time.perf_counter()
+            for _ in range(loop_n):
+                await call()
+            return (time.perf_counter() - start) / loop_n * 1e6
+
+        core_user = await timed(
+            lambda: strict.get_messages(conversation_id="read", limit=20, user_id=USER)
+        )
+        core_agent = await timed(lambda: plain.get_messages(conversation_id="read", limit=20))
+        core_sync = _per_call_us(
+            lambda: plain.sync.get_messages(conversation_id="read", limit=20), loop_n
+        )
+        messages = await plain.get_messages(conversation_id="read", limit=20)
+    rows = raw_read("read", 20)
+    adapter = TypeAdapter(list[Message])
+    token, line = new_token(f"user:{USER}")
+    table = TokenTable.parse(line)
+
+    request = Request({"type": "http", "headers": [(b"authorization", f"Bearer {token}".encode())]})
+
+    pieces = [
+        ("raw SQL read of 20 rows (the floor's)", _per_call_us(lambda: raw_read("read", 20))),
+        ("floor's JSON of the page", _per_call_us(lambda: server_floor._page(rows))),
+        ("core get_messages(limit=20), blocking facade", core_sync),
+        ("core get_messages(limit=20), async facade", core_agent),
+        ("core get_messages(limit=20, user_id), async, strict store", core_user),
+        (
+            "server's JSON of the page (pydantic, camelCase)",
+            _per_call_us(lambda: dump_json(messages, adapter)),
+        ),
+        ("token check (sha256 + compare_digest, 1 entry)", _per_call_us(lambda: table(request))),
+    ]
+    print("\nwhere one GET's time goes, measured in this process (µs a call):\n")
+    print("| piece | µs |\n|---|---|")
+    for label, us in pieces:
+        print(f"| {label} | {us:,.1f} |")
+
+
+@contextmanager
+def pg_schema() -> Iterator[str]:
+    import psycopg
+
+    schema = f"bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    sep = "&" if "?" in PG else "?"
+    try:
+        yield f"{PG}{sep}options={quote(f'-csearch_path={schema}')}"
+    finally:
+        with psycopg.connect(PG, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="length of each cell")
+    parser.add_argument("--only", choices=["sqlite", "postgres"])
+    args = parser.parse_args()
+    if args.only != "postgres":
+        with tempfile.TemporaryDirectory() as tmp:
+            await compare("SQLite file (WAL)", f"sqlite:///{Path(tmp) / 'bench.db'}", args.seconds)
+    if args.only != "sqlite":
+        with pg_schema() as url:
+            await compare("PostgreSQL 127.0.0.1", url, args.seconds)
+
+
+if __name__ == "__main__":
+    packages = ["convostore-server", "fastapi", "starlette", "uvicorn", "httpx", "psycopg"]
+    with markdown_report("convostore-server benchmarks", packages):
+        asyncio.run(main())

@@ -1,0 +1,142 @@
+"""``convostore-server``: serve a store over HTTP with uvicorn.
+
+    convostore-server --url postgresql://... --host 0.0.0.0 --port 8000 --tokens tokens.txt
+    convostore-server --new-token user:u_123     # prints a token and its tokens-file line
+
+The options reach the app (in every worker) through environment variables, read by
+``app_from_env``, which also serves ``uvicorn --factory convostore_server.cli:app_from_env``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import sys
+from collections.abc import Sequence
+
+import uvicorn
+from fastapi import FastAPI
+
+from .app import create_app
+from .auth import TOKENS_FILE_ENV, TokenTable, new_token
+
+AUTH_ENV = "CONVOSTORE_SERVER_AUTH"
+"""``none`` runs without authentication (set by ``--no-auth``, loopback clients only)."""
+CORS_ENV = "CONVOSTORE_SERVER_CORS_ORIGINS"
+"""Comma-separated origins a browser may call from."""
+MAX_BODY_ENV = "CONVOSTORE_SERVER_MAX_BODY_BYTES"
+"""The largest request body, in bytes."""
+
+
+def app_from_env() -> FastAPI:
+    """The app as the environment configures it: the store at ``$CONVOSTORE_URL`` (or the
+    default ``ConversationStore()`` opens), tokens from ``$CONVOSTORE_SERVER_TOKENS`` and the
+    file ``$CONVOSTORE_SERVER_TOKENS_FILE`` names."""
+    origins = [o.strip() for o in os.environ.get(CORS_ENV, "").split(",") if o.strip()]
+    max_body = os.environ.get(MAX_BODY_ENV)
+    return create_app(
+        os.environ.get("CONVOSTORE_URL") or None,
+        auth=False if os.environ.get(AUTH_ENV) == "none" else None,
+        cors_origins=origins,
+        max_body_bytes=int(max_body) if max_body else None,
+    )
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="convostore-server",
+        description="Serve a convostore database over HTTP (conversations, messages, memory"
+        " stores, live events).",
+    )
+    parser.add_argument(
+        "--url",
+        help="the store: sqlite:///file.db, postgresql://... (default: $CONVOSTORE_URL, else"
+        " ./convostore.db)",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port (8000)")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (1)")
+    parser.add_argument(
+        "--tokens",
+        metavar="FILE",
+        help="the token table: one '<sha256 of the token> admin' or '<sha256> user <user_id>'"
+        " a line (default: $CONVOSTORE_SERVER_TOKENS_FILE and $CONVOSTORE_SERVER_TOKENS)",
+    )
+    parser.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="no authentication, every caller an admin: refused unless --host is loopback",
+    )
+    parser.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="an origin browsers may call from (repeat for more)",
+    )
+    parser.add_argument("--max-body-bytes", type=int, help="the largest request body")
+    parser.add_argument("--log-level", default="info")
+    parser.add_argument("--no-access-log", action="store_true", help="no line per request")
+    parser.add_argument(
+        "--new-token",
+        metavar="ROLE",
+        help="print a new token for ROLE ('admin' or 'user:<user_id>') and the line to add to"
+        " the tokens file, then exit",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    if args.new_token is not None:
+        try:
+            token, line = new_token(args.new_token)
+        except ValueError as exc:
+            sys.exit(f"convostore-server: {exc}")
+        print(f"token (give it to the client; it is not stored): {token}")
+        print(f"tokens-file line: {line}")
+        return
+    if args.no_auth and not is_loopback(args.host):
+        sys.exit(
+            f"convostore-server: --no-auth is refused on {args.host}: bind a loopback address"
+            " (127.0.0.1) or configure tokens"
+        )
+    if args.url:
+        os.environ["CONVOSTORE_URL"] = args.url
+    if args.tokens:
+        os.environ[TOKENS_FILE_ENV] = os.path.abspath(args.tokens)
+    if args.no_auth:
+        os.environ[AUTH_ENV] = "none"
+    if args.cors_origin:
+        os.environ[CORS_ENV] = ",".join(args.cors_origin)
+    if args.max_body_bytes is not None:
+        os.environ[MAX_BODY_ENV] = str(args.max_body_bytes)
+    if not args.no_auth:
+        try:
+            TokenTable.from_env()  # a malformed tokens file stops here, before any worker
+        except (OSError, ValueError) as exc:
+            sys.exit(f"convostore-server: {exc}")
+    uvicorn.run(
+        "convostore_server.cli:app_from_env",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level=args.log_level,
+        access_log=not args.no_access_log,
+        timeout_graceful_shutdown=5,  # event streams stay open: end them on shutdown
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""ASGI middleware of the server: ids holding ``/`` in paths, the declared body size."""
+
+from __future__ import annotations
+
+from urllib.parse import unquote
+
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .errors import ErrorDetail, error_response
+
+
+def _segment(raw: str) -> str:
+    # Decoded, then '%' and '/' escaped again: the routes see one segment per id.
+    return unquote(raw, errors="surrogateescape").replace("%", "%25").replace("/", "%2F")
+
+
+class EncodedSlashes:
+    """Let an id hold ``/`` (``claude/...`` conversation ids do): a client percent-encodes it
+    (``%2F``), and this keeps it inside its path segment.
+
+    Servers decode the path before routing, which would split such an id. When the raw path
+    holds an escape, the path the routes match is rebuilt from it with ``%`` and ``/`` kept
+    escaped inside each segment; ``errors.path_value`` turns a parameter back into the id.
+    Bytes that are not UTF-8 become lone surrogates, which the core refuses as bad input.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw = scope.get("raw_path")
+        if scope["type"] == "http" and raw and b"%" in raw:
+            text = raw.decode("latin-1")
+            scope = {**scope, "path": "/".join(_segment(s) for s in text.split("/"))}
+        await self.app(scope, receive, send)
+
+
+class DeclaredSizeLimit:
+    """Answer 413 (as JSON) at once when a request declares a ``Content-Length`` over
+    ``max_bytes``, before any of its body is read. A body sent without a length (chunked) is
+    counted as it streams by Starlette's ``RequestBodyLimitMiddleware``, inside this one."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            declared = Headers(scope=scope).get("content-length", "")
+            if declared.isdigit() and int(declared) > self.max_bytes:
+                detail = ErrorDetail(
+                    code="too_large",
+                    message=f"the request body is {declared} bytes; the limit is"
+                    f" {self.max_bytes} bytes",
+                )
+                await error_response(413, detail)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)

@@ -1,0 +1,188 @@
+"""Two users with two tokens: neither can list, read, change or delete the other's
+conversations or memory stores by any endpoint, by guessing ids or forging cursors; what the
+other owns answers exactly as a missing thing does."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import httpx
+import pytest
+from served import Server, new_id
+
+
+def _not_found(response: httpx.Response) -> str:
+    assert response.status_code == 404, response.text
+    error = response.json()["error"]
+    assert error["code"] == "not_found"
+    return str(error["message"])
+
+
+@pytest.fixture
+def alices(server: Server) -> dict[str, str]:
+    """A conversation with a message and a memory store with an entry, all alice's."""
+    alice = server.client("alice")
+    cid = new_id("alice-chat")
+    mid = alice.post(f"/conversations/{cid}/messages", json={"role": "user", "content": "mine"})
+    alice.patch(f"/conversations/{cid}", json={"metadata": {"title": "private"}})
+    sid = alice.post("/memory_stores", json={"name": "alice-notes"}).json()["memoryStoreId"]
+    entry = alice.post(f"/memory_stores/{sid}/memories", json={"path": "p.md", "content": "secret"})
+    eid = entry.json()["entryId"]
+    vid = alice.get(f"/memory_stores/{sid}/versions").json()["items"][0]["versionId"]
+    return {"cid": cid, "mid": mid.json()["messageId"], "sid": sid, "eid": eid, "vid": vid}
+
+
+def _snapshot(server: Server, ids: dict[str, str]) -> Any:
+    admin = server.client("admin")
+    cid, sid = ids["cid"], ids["sid"]
+    return (
+        admin.get(f"/conversations/{cid}").json(),
+        admin.get(f"/conversations/{cid}/messages").json(),
+        admin.get(f"/memory_stores/{sid}").json(),
+        admin.get(f"/memory_stores/{sid}/versions").json(),
+        admin.get(f"/memory_stores/{sid}/memories/{ids['eid']}").json(),
+    )
+
+
+CONVERSATION_CALLS: list[tuple[str, str, dict[str, Any] | None]] = [
+    ("GET", "/conversations/{cid}", None),
+    ("PATCH", "/conversations/{cid}", {"metadata": {"title": "taken"}}),
+    ("DELETE", "/conversations/{cid}", None),
+    ("GET", "/conversations/{cid}/messages", None),
+    ("GET", "/conversations/{cid}/messages?after={mid}", None),
+    ("POST", "/conversations/{cid}/messages", {"role": "user", "content": "injected"}),
+    ("POST", "/conversations/{cid}/messages", {"messages": [{"role": "user", "content": "x"}]}),
+    ("DELETE", "/conversations/{cid}/messages", None),
+    ("GET", "/conversations/{cid}/messages/{mid}", None),
+    ("PATCH", "/conversations/{cid}/messages/{mid}", {"content": "changed"}),
+    ("DELETE", "/conversations/{cid}/messages/{mid}", None),
+]
+
+MEMORY_CALLS: list[tuple[str, str, dict[str, Any] | None]] = [
+    ("GET", "/memory_stores/{sid}", None),
+    ("DELETE", "/memory_stores/{sid}", None),
+    ("GET", "/memory_stores/{sid}/memories", None),
+    ("POST", "/memory_stores/{sid}/memories", {"path": "q.md", "content": "x"}),
+    ("GET", "/memory_stores/{sid}/memories/{eid}", None),
+    ("PUT", "/memory_stores/{sid}/memories/{eid}", {"content": "changed", "version": 1}),
+    ("DELETE", "/memory_stores/{sid}/memories/{eid}", None),
+    ("GET", "/memory_stores/{sid}/versions", None),
+    ("GET", "/memory_stores/{sid}/versions?entryId={eid}", None),
+    ("GET", "/memory_stores/{sid}/versions/{vid}", None),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body"), CONVERSATION_CALLS + MEMORY_CALLS)
+def test_every_endpoint_refuses_the_other_users_things(
+    server: Server, alices: dict[str, str], method: str, path: str, body: Any
+) -> None:
+    before = _snapshot(server, alices)
+    bob = server.client("bob")
+    _not_found(bob.request(method, path.format(**alices), json=body))
+    assert _snapshot(server, alices) == before
+
+
+def test_the_answer_is_the_one_a_missing_id_gets(server: Server, alices: dict[str, str]) -> None:
+    bob = server.client("bob")
+    theirs = _not_found(bob.get(f"/conversations/{alices['cid']}"))
+    missing_cid = new_id("alice-chat")
+    assert _not_found(bob.get(f"/conversations/{missing_cid}")) == theirs.replace(
+        alices["cid"], missing_cid
+    )
+    theirs = _not_found(bob.get(f"/memory_stores/{alices['sid']}/memories"))
+    fake = "memstore_" + "0" * 32
+    assert _not_found(bob.get(f"/memory_stores/{fake}/memories")) == theirs.replace(
+        alices["sid"], fake
+    )
+    assert _not_found(bob.get(f"/memory_stores/{alices['sid']}")) == _not_found(
+        bob.get(f"/memory_stores/{fake}")
+    ).replace(fake, alices["sid"])
+
+
+def test_listings_show_only_ones_own(server: Server, alices: dict[str, str]) -> None:
+    bob = server.client("bob")
+    bob.post(f"/conversations/{new_id('bob-chat')}/messages", json={"role": "user", "content": "b"})
+    bob.post("/memory_stores", json={"name": "bob-notes"})
+    conversations = bob.get("/conversations", params={"limit": 100}).json()["items"]
+    assert conversations and {c["userId"] for c in conversations} == {"bob"}
+    stores = bob.get("/memory_stores", params={"limit": 100}).json()["items"]
+    assert stores and {s["userId"] for s in stores} == {"bob"}
+    for path in ("/conversations", "/memory_stores"):
+        refused = bob.get(path, params={"userId": "alice"})
+        assert refused.status_code == 403 and refused.json()["error"]["argument"] == "userId"
+    assert bob.get("/conversations", params={"userId": "bob"}).status_code == 200
+
+
+def _cursor(last_message_at: int, cid: str) -> str:
+    raw = json.dumps([last_message_at, cid]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def test_forged_cursors_do_not_reach_the_other_user(server: Server, alices: dict[str, str]) -> None:
+    bob = server.client("bob")
+    for _ in range(3):
+        bob.post(f"/conversations/{new_id('bob')}/messages", json={"role": "user", "content": "b"})
+    alice_meta = server.client("alice").get(f"/conversations/{alices['cid']}").json()
+    forged = {
+        _cursor(alice_meta["lastMessageAt"], alices["cid"]),
+        _cursor(alice_meta["lastMessageAt"] + 1, alices["cid"]),
+        _cursor(0, ""),
+        _cursor(2**62, "zzz"),
+    }
+    for cursor in forged:
+        for side in ("after", "before"):
+            page = bob.get("/conversations", params={side: cursor, "limit": 100})
+            assert page.status_code in (200, 400), page.text
+            if page.status_code == 200:
+                assert {c["userId"] for c in page.json()["items"]} <= {"bob"}
+
+    own = new_id("bob")
+    bob.post(f"/conversations/{own}/messages", json={"role": "user", "content": "b"})
+    for side in ("after", "before"):
+        refused = bob.get(f"/conversations/{own}/messages", params={side: alices["mid"]})
+        assert refused.status_code == 400  # no such message in bob's conversation
+        assert "mine" not in refused.text
+
+    sid = bob.post("/memory_stores", json={"name": "b"}).json()["memoryStoreId"]
+    versions = bob.get(f"/memory_stores/{sid}/versions", params={"after": alices["vid"]})
+    assert versions.status_code == 400 and "secret" not in versions.text
+    entry = bob.get(f"/memory_stores/{sid}/memories/{alices['eid']}")
+    _not_found(entry)
+    version = bob.get(f"/memory_stores/{sid}/versions/{alices['vid']}")
+    _not_found(version)
+    stores = bob.get("/memory_stores", params={"after": alices["sid"], "limit": 100}).json()
+    assert {s["userId"] for s in stores["items"]} <= {"bob"}
+
+
+def test_an_admin_sees_both_and_acts_as_either(server: Server, alices: dict[str, str]) -> None:
+    admin = server.client("admin")
+    assert admin.get(f"/conversations/{alices['cid']}").json()["userId"] == "alice"
+    as_bob = admin.get(f"/conversations/{alices['cid']}", params={"userId": "bob"})
+    _not_found(as_bob)
+    as_alice = admin.get(f"/conversations/{alices['cid']}/messages", params={"userId": "alice"})
+    assert [m["content"] for m in as_alice.json()] == ["mine"]
+    cid = new_id("for-bob")
+    admin.post(
+        f"/conversations/{cid}/messages",
+        params={"userId": "bob"},
+        json={"role": "assistant", "content": "made for bob"},
+    )
+    assert server.client("bob").get(f"/conversations/{cid}").json()["userId"] == "bob"
+
+
+def test_no_token_or_a_bad_token_is_401(server: Server, alices: dict[str, str]) -> None:
+    anonymous = server.client(None)
+    for headers in (
+        {},
+        {"Authorization": "Bearer nope"},
+        {"Authorization": "Basic YTpi"},
+        {"Authorization": "Bearer"},
+    ):
+        for method, path, body in CONVERSATION_CALLS + MEMORY_CALLS:
+            response = anonymous.request(method, path.format(**alices), json=body, headers=headers)
+            assert response.status_code == 401, (path, response.text)
+            assert response.json()["error"]["code"] == "unauthenticated"
+            assert response.headers["www-authenticate"] == "Bearer"
+    assert anonymous.get("/conversations").status_code == 401

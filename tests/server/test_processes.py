@@ -1,0 +1,123 @@
+"""The server and the agents share one database: what an agent appends in another process
+(through the core or the Claude session store) is visible over HTTP at once and the other way
+round; two server processes on one PostgreSQL database lose and duplicate nothing."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+from served import Server, new_id, pg_schema, run_agent, start
+
+
+def test_an_agent_in_another_process_and_a_client_see_the_same_messages(server: Server) -> None:
+    alice, cid = server.client("alice"), new_id()
+    alice.post(f"/conversations/{cid}/messages", json={"role": "user", "content": "Weather?"})
+    run_agent("append", server.store_url, cid, "Sunny, 22C.")  # no user: the agent path
+    assert [m["content"] for m in alice.get(f"/conversations/{cid}/messages").json()] == [
+        "Weather?",
+        "Sunny, 22C.",
+    ]
+    alice.post(f"/conversations/{cid}/messages", json={"role": "user", "content": "Thanks"})
+    assert json.loads(run_agent("read", server.store_url, cid)) == [
+        "Weather?",
+        "Sunny, 22C.",
+        "Thanks",
+    ]
+    assert alice.get("/conversations").json()["items"][0]["conversationId"] == cid
+
+
+def test_an_agents_own_conversation_is_no_users(server: Server) -> None:
+    """Written without a user, it is nobody's: users cannot read or claim it, admins can."""
+    cid = new_id("agent")
+    run_agent("append", server.store_url, cid, "internal notes")
+    alice = server.client("alice")
+    for method, path, body in [
+        ("GET", f"/conversations/{cid}", None),
+        ("GET", f"/conversations/{cid}/messages", None),
+        ("POST", f"/conversations/{cid}/messages", {"role": "user", "content": "mine now"}),
+        ("PATCH", f"/conversations/{cid}", {"metadata": {"owner": "me"}}),
+        ("DELETE", f"/conversations/{cid}", None),
+        ("GET", f"/conversations/{cid}/events", None),
+    ]:
+        response = alice.request(method, path, json=body)
+        assert response.status_code == 404, (method, path, response.text)
+    admin = server.client("admin")
+    assert admin.get(f"/conversations/{cid}").json()["userId"] is None
+    assert [m["content"] for m in admin.get(f"/conversations/{cid}/messages").json()] == [
+        "internal notes"
+    ]
+    assert cid not in {c["conversationId"] for c in alice.get("/conversations").json()["items"]}
+
+
+def test_a_claude_session_written_by_the_adapter_is_read_over_http(server: Server) -> None:
+    cid = run_agent("claude", server.store_url, "alice")
+    assert cid.startswith("claude/")
+    alice = server.client("alice")
+    listed = {c["conversationId"] for c in alice.get("/conversations").json()["items"]}
+    assert cid in listed
+    messages = alice.get(f"/conversations/{quote(cid, safe='')}/messages").json()
+    assert [m["messageId"] for m in messages] == ["u-1", "a-1"]
+    assert messages[1]["content"]["message"]["content"][0]["text"] == "It explains how to install."
+    _not_found = server.client("bob").get(f"/conversations/{quote(cid, safe='')}/messages")
+    assert _not_found.status_code == 404
+
+
+def test_two_servers_under_concurrent_posts_lose_and_duplicate_nothing(
+    tmp_path: Path,
+) -> None:
+    with pg_schema() as url:
+        first = start(url, tmp_path, "--workers", "2")
+        (tmp_path / "second").mkdir()
+        second = start(url, tmp_path / "second")
+        try:
+            cid, writers, each = new_id(), 8, 25
+            errors: list[str] = []
+
+            def write(n: int) -> None:
+                server = first if n % 2 else second
+                with httpx.Client(
+                    base_url=server.base,
+                    headers={"Authorization": f"Bearer {server.tokens['alice']}"},
+                    timeout=60,
+                ) as client:
+                    for i in range(each):
+                        key = {"Idempotency-Key": f"w{n}-{i}"}
+                        body = {"role": "user", "content": f"w{n}-{i}"}
+                        response = client.post(
+                            f"/conversations/{cid}/messages", json=body, headers=key
+                        )
+                        if response.status_code != 201:
+                            errors.append(response.text)
+                        if i % 5 == 0:  # a retry of an acknowledged append stores nothing more
+                            client.post(f"/conversations/{cid}/messages", json=body, headers=key)
+
+            threads = [threading.Thread(target=write, args=(n,)) for n in range(writers)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert errors == []
+            reader = first.client("alice")
+            contents: list[str] = []
+            after = None
+            while True:
+                params = {"limit": 100, **({"after": after} if after else {})}
+                page = reader.get(f"/conversations/{cid}/messages", params=params).json()
+                if not page:
+                    break
+                contents += [m["content"] for m in page]
+                after = page[-1]["messageId"]
+            expected = {f"w{n}-{i}" for n in range(writers) for i in range(each)}
+            assert len(contents) == len(expected) and set(contents) == expected
+            meta = second.client("alice").get(f"/conversations/{cid}").json()
+            assert meta["messageCount"] == writers * each
+            for n in range(writers):  # each writer's appends in its own order
+                mine = [c for c in contents if c.startswith(f"w{n}-")]
+                assert mine == [f"w{n}-{i}" for i in range(each)]
+        finally:
+            first.stop()
+            second.stop()
