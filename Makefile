@@ -19,7 +19,7 @@ src_crewai := packages/crewai-glue/src
 src_server := packages/server/src
 
 
-.PHONY: uv services install demo test lint typecheck bench bench-memory $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services install demo test lint typecheck bench bench-memory bench-cli $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES))
 
@@ -106,4 +106,10 @@ bench-memory: install-langgraph services
 	.venvs/langgraph/bin/python benchmarks/memory_bench.py --markdown benchmarks/results/memory.md
 	@.venvs/core/bin/python benchmarks/report.py
 
-bench: $(addprefix bench-,$(BENCHES)) bench-memory
+# The command line on a 1,000,000-message store (about 5 minutes).
+bench-cli: install-core services
+	@echo "==> benchmarks/cli_bench.py in .venvs/core -> benchmarks/results/cli.md"
+	.venvs/core/bin/python benchmarks/cli_bench.py --markdown benchmarks/results/cli.md
+	@.venvs/core/bin/python benchmarks/report.py
+
+bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli

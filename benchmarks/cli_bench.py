@@ -2,7 +2,7 @@
 ``migrate`` SQLite -> PostgreSQL, each beside the floor of moving the same rows plainly, and
 the command's peak memory at two store sizes (flat memory: the same peak at both).
 
-    .venvs/core/bin/python benchmarks/cli_bench.py [--messages 1000000]
+    make bench-cli    # or: .venvs/core/bin/python benchmarks/cli_bench.py [--messages 1000000]
 
 Each command runs as installed, in a subprocess (its peak RSS read from ``wait4``). Floors:
 export, a plain cursor over the message table writing one tab-separated line per row; import,
@@ -28,6 +28,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import psycopg
+from report import markdown_report
 from convostore import ConversationStore
 
 PG = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
@@ -204,4 +205,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with markdown_report("The convostore command on a large store", ["convostore", "psycopg"]):
+        main()
