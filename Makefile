@@ -75,6 +75,9 @@ $(addprefix test-,$(PACKAGES)): test-%: install-% services
 	@echo "==> $(or $(tests_$*),tests/$*) in .venvs/$*"
 	@if [ -d tests/$* ]; then .venvs/$*/bin/pytest $(or $(tests_$*),tests/$*) -q -p no:cacheprovider; fi
 
+# tests/openai/test_over_http.py reads a Runner session over HTTP from the server's own environment.
+test-openai: install-server
+
 # The documentation site in site/ (MkDocs strict: a broken link or reference fails the build).
 install-docs: uv
 	@echo "==> .venvs/docs: MkDocs, Material and mkdocstrings (the docs dependency group)"
