@@ -253,7 +253,7 @@ def fill(store: ConversationStore, cid: str, n: int) -> None:
 def bench_pages(store: ConversationStore, small: int, large: int) -> list[str]:
     fill(store, "small", small)
     fill(store, "large", large)
-    analyze(store)
+    # No ANALYZE: the query shapes walk the index without statistics (tests/core/test_plans.py).
     mid = store.get_messages(conversation_id="large", limit=1, order="desc")[0].message_id
 
     def page(cid: str) -> float:
@@ -276,7 +276,6 @@ def bench_list(store: ConversationStore, small: int, large: int) -> list[str]:
             store.append_message(
                 conversation_id=f"{user}-{i}", role="user", content="x", user_id=user
             )
-    analyze(store)
     cursor = store.list_conversations(user_id="u_large", limit=20).next_cursor
 
     def listing(user: str) -> float:
@@ -392,12 +391,6 @@ def on_both(path: str, measure: Callable[[ConversationStore], list[str]]) -> lis
     with pg_schema() as url, ConversationStore(url) as store:
         rows.append(["PostgreSQL", *measure(store)])
     return rows
-
-
-def analyze(store: ConversationStore) -> None:
-    """Statistics as autovacuum keeps them in a running database: without them PostgreSQL's
-    planner takes a freshly loaded table for a tiny one and sorts instead of walking an index."""
-    store.backend.write(lambda tx: tx.execute("ANALYZE"))
 
 
 def section_pages(tmp: str, q: bool) -> None:

@@ -90,11 +90,15 @@ def measure(kind: str, entries: int, rounds: int, ops: int) -> list[list[str]]:
         def put_new() -> None:
             kv.put(("work",), f"new/{next(fresh)}.md", {"text": TEXT})
 
+        texts = [TEXT, TEXT[::-1]]  # every write changes the value, on both sides
+
         def update() -> None:
-            version[0] = store.update_memory(work, entry.entry_id, TEXT, version[0]).version
+            text = texts[version[0] % 2]
+            version[0] = store.update_memory(work, entry.entry_id, text, version[0]).version
 
         def put_same() -> None:
-            kv.put(("work",), "hot.md", {"text": TEXT})
+            texts.reverse()
+            kv.put(("work",), "hot.md", {"text": texts[0]})
 
         sides: dict[str, Callable[[], object]] = {
             "create_memory": create,
