@@ -48,7 +48,7 @@ from .auth import Authenticator, Principal, TokenTable
 from .errors import ApiError, ErrorBody, dump_json, install_error_handlers, not_found, path_value
 from .events import ChangeHub
 from .middleware import DeclaredSizeLimit, EncodedSlashes
-from .web import web_app
+from .webview import web_app
 
 log = logging.getLogger("convostore_server")
 
