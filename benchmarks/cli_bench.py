@@ -28,8 +28,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 import psycopg
-from report import markdown_report
 from convostore import ConversationStore
+from report import markdown_report
 
 PG = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 CONVOSTORE = str(Path(sys.executable).parent / "convostore")
