@@ -125,17 +125,24 @@ def test_the_page_at_a_phone_width(server: Server, open_page: OpenPage) -> None:
     user = "hal"
     cid = new_id("phone")
     with ConversationStore(server.store_url) as store:
+        for i in range(59):
+            store.append_message(
+                conversation_id=new_id(f"older{i}"), user_id=user, role="user", content="hi"
+            )
         crewai_run(store, cid, user)
-    page = open_page(user, width=390, height=800).page
-    page.wait_for_selector(".conv-list li")
-    overflow = "() => document.documentElement.scrollWidth <= window.innerWidth"
-    assert page.evaluate(overflow)
-    assert page.locator("#detail").is_hidden()
-    page.locator(".conv-list li a").first.click()
+    # Opened at a conversation: the list behind it (hidden) reads one page, not every page.
+    opened = open_page(user, f"#/c/{quote(cid, safe='')}", width=390, height=800)
+    page = opened.page
     page.wait_for_selector(".msg")
+    overflow = "() => document.documentElement.scrollWidth <= window.innerWidth"
     assert page.locator("#side").is_hidden()
     assert page.evaluate(overflow)
     screenshot(page, server, "phone-conversation")
     page.locator("a.back").click()
-    page.wait_for_selector("#side:visible")
+    expect(page.locator(".side .status")).to_have_text("50 conversations shown")
+    assert page.locator("#detail").is_hidden()
+    assert page.evaluate(overflow)
+    assert len([u for u in opened.requests if u.split("?")[0].endswith("/conversations")]) == 1
     screenshot(page, server, "phone-list")
+    page.locator(".conv-list li a").first.click()
+    page.wait_for_selector(".msg")

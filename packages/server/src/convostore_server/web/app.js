@@ -95,7 +95,7 @@ function route() {
         closeDetail();
         detail = { kind: "store", key: `m:${where.store}`, view: new StoreView($("detail"), where.store, me, showError) };
       }
-      if (where.entry !== undefined && detail.view.entryId !== where.entry) detail.view.showEntry(where.entry);
+      if (detail.view.entryId !== where.entry) detail.view.showEntry(where.entry);
     }
     document.body.dataset.pane = where.store === undefined ? "list" : "detail";
   }

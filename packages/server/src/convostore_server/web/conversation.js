@@ -227,6 +227,7 @@ export class ConversationView {
   }
 
   topInView() {
+    if (this.scroller.clientHeight === 0) return false; // hidden
     return this.sentinel.getBoundingClientRect().bottom >= this.scroller.getBoundingClientRect().top - 300;
   }
 

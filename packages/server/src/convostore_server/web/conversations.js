@@ -95,6 +95,7 @@ export class ConversationList {
   }
 
   sentinelInView() {
+    if (this.scroller.clientHeight === 0) return false; // hidden (a phone showing a conversation)
     const box = this.scroller.getBoundingClientRect();
     const at = this.sentinel.getBoundingClientRect();
     return at.top <= box.bottom + 400;

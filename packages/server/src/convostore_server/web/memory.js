@@ -62,10 +62,12 @@ export class StoreList {
       this.more.hidden = this.done;
       const n = this.list.children.length;
       this.status.textContent = n ? `${plural(n, "memory store")}${this.done ? "" : " so far"}` : "No memory stores.";
+      this.select(this.selected);
     }
   }
 
   select(id) {
+    this.selected = id;
     for (const li of this.list.children) li.classList.toggle("selected", li.dataset.memoryStoreId === id);
   }
 }
@@ -182,6 +184,10 @@ export class StoreView {
   showEntry(entryId) {
     this.entryId = entryId;
     this.markSelected();
+    if (entryId === undefined) {
+      replace(this.entryPane, h("p", { class: "note" }, "Choose an entry."));
+      return;
+    }
     this.entryView = new EntryView(this.entryPane, this.storeId, entryId, this.me, this.onError, () => this.refreshEntry(entryId));
   }
 
