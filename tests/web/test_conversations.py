@@ -9,7 +9,7 @@ from urllib.parse import quote
 from conftest import OpenPage, count, screenshot, scroll_until
 from convostore import ConversationStore
 from playwright.sync_api import expect
-from served import Server, new_id
+from served import BIN, Server, new_id, spawn, stop
 from writers import claude_session, core_chat, crewai_run, openai_session
 
 
@@ -261,3 +261,34 @@ def test_a_user_never_sees_another_users_conversation(server: Server, open_page:
     expect(admin.locator(".conv-list li")).to_have_attribute("data-conversation-id", gina)
     expect(admin.locator(".conv-list li .user")).to_have_text("gina")
     screenshot(admin, server, "conversation-list-admin")
+
+
+def test_the_live_view_resumes_after_the_server_restarts(
+    server: Server, open_page: OpenPage
+) -> None:
+    """The event stream drops when the server stops; the page reconnects with the last event
+    id it got and receives what was written while it was away, without a reload."""
+    user = "bob"
+    cid = new_id("resume")
+    with ConversationStore(server.store_url) as store:
+        core_chat(store, cid, user, "before")
+        opened = open_page(user, link(cid))
+        page = opened.page
+        expect(page.locator(".live")).to_have_text("● live")
+        page.evaluate("window.notReloaded = true")
+        # Chromium logs the cut stream and the fetches made while the server is down.
+        opened.console.expected += ["ERR_INCOMPLETE_CHUNKED_ENCODING", "ERR_CONNECTION_REFUSED"]
+        port = int(server.base.rsplit(":", 1)[1])
+        stop(server.process)
+        expect(page.locator(".live")).to_have_text("reconnecting…")
+        store.append_message(conversation_id=cid, user_id=user, role="user", content="while away")
+        args = [str(BIN / "convostore-server"), "--url", server.store_url, "--port", str(port)]
+        server.process, server.log = spawn(
+            [*args, "--tokens", str(server.tokens_file)], server.log.parent, port
+        )
+        page.locator(".msg", has_text="while away").wait_for()
+        expect(page.locator(".live")).to_have_text("● live")
+    assert page.evaluate("window.notReloaded") is True
+    assert page.locator(".msg .parts").all_inner_texts() == [
+        "before", "You said: before", "while away"
+    ]  # fmt: skip

@@ -34,6 +34,7 @@ def test_memory_entries_as_a_tree_with_versions_and_a_diff(
     _, _, entry_link = _notes(server, "bob")
     page = open_page("bob", entry_link).page
     expect(page.locator(".versions tbody tr")).to_have_count(2)
+    expect(page.locator(".tree a.file")).to_have_count(3)  # the tree loads on its own
     tree = page.locator(".tree").inner_text()
     assert [line.strip() for line in tree.splitlines() if line.strip()] == [
         "notes/", "2026/", "05/", "daily.md", "weekly.md", "readme.md"

@@ -65,7 +65,7 @@ export class ConversationView {
       // events (and is recognised by its id), so nothing falls in a gap.
       this.stream = subscribe(`/conversations/${seg(this.id)}/events`, {
         onEvent: (event) => this.onEvent(event),
-        onState: (state, error) => this.onState(state, error),
+        onState: (state, error, reconnected) => this.onState(state, error, reconnected),
       });
       await this.stream.opened;
       if (this.closed) return;
@@ -125,8 +125,9 @@ export class ConversationView {
     );
   }
 
-  onState(state, error) {
+  onState(state, error, reconnected) {
     if (this.closed) return;
+    if (state === "live" && reconnected) this.resync();
     this.liveState.textContent = { live: "● live", reconnecting: "reconnecting…", closed: "not live" }[state];
     this.liveState.className = `live ${state}`;
     if (state === "closed" && error && error.status !== 404) this.onError(error);
@@ -172,6 +173,41 @@ export class ConversationView {
       return;
     }
     this.refreshMeta();
+  }
+
+  /** After a reconnection: re-read the newest page, for what the stream may not replay (a
+   * stream that had received no event id yet resumes from now). */
+  async resync() {
+    try {
+      const page = await api(`/conversations/${seg(this.id)}/messages`, { params: { limit: PAGE, order: "desc" } });
+      if (this.closed || this.pending) return;
+      page.reverse();
+      const ids = new Set(page.map((m) => m.messageId));
+      // Gone from the newest page's range: deleted while away.
+      if (page.length) {
+        const oldest = this.elements.get(page[0].messageId);
+        for (const [id, el] of this.elements) {
+          if (!ids.has(id) && oldest && (oldest.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING)) {
+            el.remove();
+            this.elements.delete(id);
+          }
+        }
+      }
+      for (const message of page) {
+        const old = this.elements.get(message.messageId);
+        if (old) {
+          const el = messageElement(message, this.pairing);
+          old.replaceWith(el);
+          this.elements.set(message.messageId, el);
+        }
+      }
+      const follow = this.atEnd();
+      this.insert(page.filter((m) => !this.elements.has(m.messageId)), "end");
+      if (follow) this.scrollToEnd();
+      this.refreshMeta();
+    } catch (error) {
+      if (!this.closed) this.onError(error);
+    }
   }
 
   /** Re-read the conversation's metadata and counters once a burst of events has passed. */

@@ -4,8 +4,9 @@
 
 import { ApiError, authHeaders, url } from "./api.js";
 
-/** Parse an event stream, calling `dispatch({event, id, data})` for each event. */
-export async function readEvents(body, dispatch, onRetry) {
+/** Parse an event stream, calling `dispatch({event, id, data})` for each event, `onRetry(ms)`
+ * for a retry field and `onId(id)` for each id field (the point to resume from). */
+export async function readEvents(body, dispatch, onRetry, onId = () => {}) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   let event = { data: [] };
@@ -19,6 +20,7 @@ export async function readEvents(body, dispatch, onRetry) {
     buffer = lines.pop() + buffer.slice(end);
     for (const line of lines) {
       if (line === "") {
+        if (event.id !== undefined) onId(event.id); // an id alone moves the resume point too
         if (event.data.length) {
           dispatch({ event: event.event || "message", id: event.id, data: event.data.join("\n") });
         }
@@ -40,7 +42,9 @@ export async function readEvents(body, dispatch, onRetry) {
 
 /**
  * Subscribe to `path`: `onEvent({event, id, data})` for each event (data parsed from JSON),
- * `onState("live" | "reconnecting" | "closed", error?)`. `opened` settles once the server
+ * `onState("live" | "reconnecting" | "closed", error, reconnected)`: after a reconnection,
+ * what happened while away comes as events only if an event id had been received before;
+ * a view re-reads what it shows then. `opened` settles once the server
  * has taken the subscription (from then on nothing is missed); `close()` ends it.
  */
 export function subscribe(path, { onEvent, onState }) {
@@ -48,6 +52,7 @@ export function subscribe(path, { onEvent, onState }) {
   let lastId = null;
   let retry = 1000;
   let closed = false;
+  let reconnected = false; // false for the first connection
   let settle;
   const opened = new Promise((resolve, reject) => {
     settle = { resolve, reject };
@@ -61,11 +66,11 @@ export function subscribe(path, { onEvent, onState }) {
       throw new ApiError(response.status, await response.json().catch(() => null));
     }
     settle.resolve();
-    onState("live");
+    onState("live", null, reconnected);
+    reconnected = true;
     await readEvents(
       response.body,
       (raw) => {
-        if (raw.id !== undefined) lastId = raw.id;
         let data = raw.data;
         try {
           data = JSON.parse(raw.data);
@@ -76,6 +81,9 @@ export function subscribe(path, { onEvent, onState }) {
       },
       (ms) => {
         retry = ms;
+      },
+      (id) => {
+        lastId = id;
       },
     );
   }
