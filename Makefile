@@ -19,7 +19,7 @@ src_crewai := packages/crewai-glue/src
 src_server := packages/server/src
 
 
-.PHONY: uv services install demo test lint typecheck bench bench-memory bench-cli $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services browser test-web install demo test lint typecheck bench bench-memory bench-cli $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES))
 
@@ -68,6 +68,22 @@ services:
 		&& command -v pg_ctlcluster >/dev/null 2>&1 \
 		&& pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql | head -1) main start || true
 
+# Debian's chromium for the web view's browser tests (tests/web drives it with Playwright, which
+# cannot download a browser build here): installed with apt-get when /usr/bin/chromium is missing.
+browser:
+	@[ -x /usr/bin/chromium ] || { \
+		command -v apt-get >/dev/null 2>&1 || { echo "make browser: /usr/bin/chromium is missing and apt-get is not available: install Debian's chromium package (or a Chromium at /usr/bin/chromium) to run tests/web"; exit 1; }; \
+		echo "==> apt-get install chromium (Debian's package, for tests/web)"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null || { echo "make browser: apt-get install chromium failed (it needs root)"; exit 1; }; \
+	}
+	@/usr/bin/chromium --version
+
+# The web view in a real browser (Debian's chromium, Playwright) against the real server.
+test-web: install-server services browser
+	@echo "==> tests/web in .venvs/server (chromium $$(/usr/bin/chromium --version | cut -d' ' -f2))"
+	@.venvs/server/bin/pytest tests/web -q -p no:cacheprovider
+
 # The convostore command (core distribution) is tested with the core: tests/cli.
 tests_core := tests/core tests/cli
 
@@ -92,7 +108,7 @@ test-docs: install services
 	@echo "==> tests/docs: every README code block runs as pasted, or is an excerpt of examples/"
 	@.venvs/core/bin/pytest tests/docs -q -p no:cacheprovider
 
-test: lint typecheck $(addprefix test-,$(PACKAGES)) test-docs docs test-dist
+test: lint typecheck $(addprefix test-,$(PACKAGES)) test-web test-docs docs test-dist
 
 # Every benchmark once (about 10 minutes on 2 cores; PostgreSQL needed): each writes its tables,
 # with the date, the machine and the command, to benchmarks/results/<package>.md, and the READMEs'

@@ -72,3 +72,9 @@ def test_an_adapter_installs_alone_and_runs_its_example(
     # Run from an empty directory: nothing of the checkout is importable there.
     out = _run(python, ROOT / example, cwd=tmp_path)
     assert out.strip()
+    if package == "convostore-server":  # the web view's files are package data of the wheel
+        listing = (
+            "from convostore_server.webview import WEB_DIR; print(*sorted(os.listdir(WEB_DIR)))"
+        )
+        shipped = _run(python, "-c", f"import os; {listing}", cwd=tmp_path).split()
+        assert shipped == sorted(os.listdir(ROOT / "packages/server/src/convostore_server/web"))

@@ -135,3 +135,28 @@ def test_the_blocking_store_makes_sessions_too(tmp_path: Any) -> None:
         session = store.openai_session("blocking")
         assert isinstance(session, ConvostoreSession)
         assert session.store.sync is store
+
+
+async def test_the_conversation_records_its_session(store: AsyncConversationStore) -> None:
+    """The first items mark the conversation as an Agents session (``SESSION_FIELD``), once,
+    beside metadata of its own; a tenant's conversation records the SDK's session id."""
+    from agents import RunContextWrapper
+    from convostore_openai import SESSION_FIELD
+
+    await store.update_conversation(conversation_id="marked", metadata={"title": "Weather"})
+    session = ConvostoreSession("marked", store=store)
+    await session.add_items([{"role": "user", "content": "hi"}])
+    await session.add_items([{"role": "assistant", "content": "hello"}])
+    meta = await store.get_conversation(conversation_id="marked")
+    assert meta is not None
+    assert meta.metadata == {"title": "Weather", SESSION_FIELD: {"session_id": "marked"}}
+    changes = await store.get_changes(conversation_id="marked", after=0)
+    kinds = [c.kind for c in changes.items]
+    assert kinds.count("conversation.updated") == 2  # the title, then the mark once
+
+    tenanted = ConvostoreSession("chat", store=store, tenant=lambda w: w.context["tenant"])
+    wrapper: RunContextWrapper[Any] = RunContextWrapper(context={"tenant": "acme"})
+    await tenanted.add_items([{"role": "user", "content": "hi"}], wrapper=wrapper)
+    meta = await store.get_conversation(conversation_id="acme:chat")
+    assert meta is not None
+    assert meta.metadata == {SESSION_FIELD: {"session_id": "chat"}}

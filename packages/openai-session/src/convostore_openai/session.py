@@ -25,12 +25,16 @@ if TYPE_CHECKING:
     from agents.items import TResponseInputItem
     from agents.run_context import RunContextWrapper
 
-__all__ = ["ConvostoreSession", "item_role"]
+__all__ = ["SESSION_FIELD", "ConvostoreSession", "item_role"]
 
 TenantOf = Callable[["RunContextWrapper[Any]"], str]
 """Reads the tenant (a user id) from the run context: ``lambda w: w.context.tenant_id``."""
 
 TENANT_SEPARATOR = ":"
+
+SESSION_FIELD = "openai_agents"
+"""Conversation metadata field recording the SDK's session id (``{"session_id": ...}``), written
+with the first items: it tells what wrote the conversation (the server's web view reads it)."""
 
 item_role = responses_item_role
 """The convostore role of a Responses item (``convostore.responses_item_role``): a message
@@ -156,6 +160,11 @@ class ConvostoreSession:
         check_id("conversation_id (tenant:session_id)", cid, self._store.limits)
         return cid, tenant
 
+    def _mark(self, metadata: dict[str, Any] | None, added: object) -> dict[str, Any] | None:
+        """The conversation's ``SESSION_FIELD``, folded into the append that first needs it."""
+        info = {"session_id": self.session_id}
+        return None if (metadata or {}).get(SESSION_FIELD) == info else {SESSION_FIELD: info}
+
     # -- the Session protocol --------------------------------------------------------------
 
     async def get_items(
@@ -202,7 +211,9 @@ class ConvostoreSession:
         if not messages:
             return
         try:
-            await self._store.append_messages(conversation_id=cid, messages=messages, user_id=owner)
+            await self._store.append_messages(
+                conversation_id=cid, messages=messages, user_id=owner, fold=self._mark
+            )
         except MemoryValidationError as exc:
             if exc.argument != "content":
                 raise

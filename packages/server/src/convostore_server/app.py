@@ -42,12 +42,13 @@ from pydantic.alias_generators import to_camel
 from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import HTTPConnection
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 
 from .auth import Authenticator, Principal, TokenTable
 from .errors import ApiError, ErrorBody, dump_json, install_error_handlers, not_found, path_value
 from .events import ChangeHub
 from .middleware import DeclaredSizeLimit, EncodedSlashes
+from .webview import web_app
 
 log = logging.getLogger("convostore_server")
 
@@ -131,6 +132,13 @@ class Appended(_Out):
 
 class AppendedBatch(_Out):
     message_ids: list[str]
+
+
+class Me(_Out):
+    """Who the request's credentials are for: a user (``userId``) or an admin."""
+
+    user_id: str | None = None
+    admin: bool
 
 
 # -- who is calling ----------------------------------------------------------------------------
@@ -228,6 +236,7 @@ _ENTRIES = TypeAdapter(ListMemoriesResult)
 _VERSION = TypeAdapter(MemoryVersion)
 _VERSIONS = TypeAdapter(ListMemoryVersionsResult)
 _CHANGE = TypeAdapter(ConversationChange)
+_ME = TypeAdapter(Me)
 
 
 def _no_content() -> Response:
@@ -270,6 +279,14 @@ def _caller_dependency(ctx: _Context) -> Any:
         return ctx.caller(await ctx.principal(connection), as_user)
 
     return Annotated[Caller, Depends(caller)]
+
+
+def _principal_routes(router: APIRouter, Who: Any) -> None:
+    @router.get("/me", response_model=Me, tags=["principal"])
+    async def me(*, who: Who) -> Response:
+        """Who the token is for (a user, or an admin): what a front-end asks first."""
+        principal = who.principal
+        return _json(Me(user_id=principal.user_id, admin=principal.admin), _ME)
 
 
 def _conversation_routes(router: APIRouter, Who: Any) -> None:
@@ -733,6 +750,7 @@ def _event_routes(router: APIRouter, Who: Any, hub: ChangeHub) -> None:
 def _router(ctx: _Context, hub: ChangeHub) -> APIRouter:
     router = APIRouter(responses=_ERRORS)
     who = _caller_dependency(ctx)
+    _principal_routes(router, who)
     _conversation_routes(router, who)
     _message_routes(router, who)
     _event_routes(router, who, hub)
@@ -806,6 +824,12 @@ def create_app(
     ctx = _Context(async_store, authenticate)
     app.state.convostore = async_store
     app.include_router(_router(ctx, hub))
+
+    @app.get("/", include_in_schema=False)
+    async def home() -> Response:
+        return RedirectResponse("ui/", status_code=307)  # relative: works where it is mounted
+
+    app.mount("/ui", web_app(), name="ui")  # the web view: static files, no data
     install_error_handlers(app)
     app.add_middleware(RequestBodyLimitMiddleware, max_body_size=max_body_bytes)
     app.add_middleware(DeclaredSizeLimit, max_bytes=max_body_bytes)
