@@ -108,7 +108,12 @@ test-docs: install services
 	@echo "==> tests/docs: every README code block runs as pasted, or is an excerpt of examples/"
 	@.venvs/core/bin/pytest tests/docs -q -p no:cacheprovider
 
-test: lint typecheck $(addprefix test-,$(PACKAGES)) test-web test-docs docs test-dist
+# After lint and type checks (which build every environment), the suites run two at a time:
+# they wait on PostgreSQL, subprocesses and the browser as much as on the 2 cores. Each
+# suite's output is printed whole when it ends (GNU make's --output-sync).
+SUITES := $(addprefix test-,$(PACKAGES)) test-web test-docs docs test-dist
+test: lint typecheck
+	@$(MAKE) --no-print-directory -j2 --output-sync=target $(SUITES)
 
 # Every benchmark once (about 10 minutes on 2 cores; PostgreSQL needed): each writes its tables,
 # with the date, the machine and the command, to benchmarks/results/<package>.md, and the READMEs'

@@ -6,7 +6,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -181,9 +180,7 @@ def test_another_connections_write_wakes_the_waiter(shared_url: str) -> None:
             ),
         )
         thread.start()
-        started = time.monotonic()
-        assert watcher.wait_for_change(10) is True
-        assert time.monotonic() - started < 5  # woken by the write, not by the timeout
+        assert watcher.wait_for_change(60) is True  # True: a change woke it (a timeout is False)
         thread.join()
         assert kinds(watcher.get_changes(conversation_id="c", after=cursor)) == [
             ("message.created", "m1")
