@@ -219,3 +219,12 @@ async def test_the_async_store_has_the_change_feed(astore: AsyncConversationStor
     assert kinds(got) == [("message.created", "m1")]
     await astore.enable_change_notifications()
     assert await astore.wait_for_change(0) in (True, False)
+
+
+def test_a_write_before_the_first_wait_is_not_missed(shared_url: str) -> None:
+    """A live view reads the changes, then waits: a commit that lands between the two (after
+    the store opened, or after enable_change_notifications) must still wake the first wait."""
+    with ConversationStore(shared_url) as watcher, ConversationStore(shared_url) as writer:
+        watcher.enable_change_notifications()
+        writer.append_message(conversation_id="c", role="user", content="in between")
+        assert watcher.wait_for_change(60) is True

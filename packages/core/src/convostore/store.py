@@ -935,10 +935,10 @@ class ConversationStore(_Views, MemoryStoreMethods):
         self.backend.enable_notifications()
 
     def wait_for_change(self, timeout: float = 1.0) -> bool:
-        """Block until a write may have changed the database since the previous call (in
-        this or another process), or ``timeout`` seconds pass; True if one may have. Then
-        read what changed with ``get_changes``. On PostgreSQL other processes' writes wake it
-        after ``enable_change_notifications``; SQLite is checked every 50 ms."""
+        """Block until a write may have changed the database since the previous call (or, on
+        SQLite, since the store opened; on PostgreSQL since ``enable_change_notifications``),
+        in this or another process, or ``timeout`` seconds pass; True if one may have. Then
+        read what changed with ``get_changes``. SQLite is checked every 50 ms."""
         if (
             isinstance(timeout, bool)
             or not isinstance(timeout, (int, float))

@@ -331,33 +331,42 @@ class PostgresBackend(Backend):
         return self._run(fn, read_only=False, single_statement=single_statement)
 
     def enable_notifications(self) -> None:
+        self._listening()  # LISTEN first: no NOTIFY of the writes after this call is missed
+
         def install(tx: Tx) -> None:
             tx.execute(_NOTIFY_FUNCTION)
             tx.execute(_NOTIFY_TRIGGER)
 
         self.write(install)
 
-    def wait_for_change(self, timeout: float) -> bool:
+    def _listening(self) -> psycopg.Connection[Any]:
+        """The connection of its own that LISTENs on the channel, opened on first use."""
         if self._closed:
             raise ConvostoreError("the store is closed")
-        try:
-            if self._listener is None or self._listener.closed:
-                conninfo = self.pool.conninfo
-                kwargs = self.pool.kwargs
+        if self._listener is None or self._listener.closed:
+            conninfo = self.pool.conninfo
+            kwargs = self.pool.kwargs
+            try:
                 listener = psycopg.connect(
                     conninfo() if callable(conninfo) else conninfo,
                     **{**((kwargs() if callable(kwargs) else kwargs) or {}), "autocommit": True},
                 )
                 listener.execute(f"LISTEN {_CHANNEL}".encode())
-                self._listener = listener
+            except psycopg.Error as exc:
+                raise StorageError(f"PostgreSQL error: {exc}") from exc
+            self._listener = listener
+        return self._listener
+
+    def wait_for_change(self, timeout: float) -> bool:
+        listener = self._listening()
+        try:
             woke = False
-            for _ in self._listener.notifies(timeout=timeout, stop_after=1):
+            for _ in listener.notifies(timeout=timeout, stop_after=1):
                 woke = True
-            while woke and any(True for _ in self._listener.notifies(timeout=0)):
+            while woke and any(True for _ in listener.notifies(timeout=0)):
                 pass  # a burst of writes wakes once
         except psycopg.Error as exc:
-            if self._listener is not None:
-                self._listener.close()
+            listener.close()
             raise StorageError(f"PostgreSQL error: {exc}") from exc
         return woke
 

@@ -62,7 +62,7 @@ class SqliteBackend(Backend):
         self._lock = threading.Lock()
         self._no_wait = threading.local()
         self._commits = 0  # this connection's writes (its data_version does not see them)
-        self._seen: tuple[int, int] | None = None
+        self._seen = (0, 0)
         self._queue: int | None = None
         if path != ":memory:" and fcntl is not None:
             self._queue = os.open(f"{path}-writers", os.O_RDWR | os.O_CREAT, 0o644)
@@ -70,6 +70,9 @@ class SqliteBackend(Backend):
             lambda: self._connect(synchronous.upper())
         )
         self.migrate("core", MIGRATIONS)
+        # What wait_for_change compares with: the database as this store opened it, so no
+        # commit made after the open (by anyone) goes unnoticed by a first wait.
+        self._seen = self._version()
 
     def _connect(self, synchronous: str) -> sqlite3.Connection:
         # No busy handler: a busy database is reported at once, and ``_retry`` waits for it
@@ -197,7 +200,7 @@ class SqliteBackend(Backend):
 
     def wait_for_change(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
-        seen = self._seen if self._seen is not None else self._version()
+        seen = self._seen
         while True:
             now = self._version()
             if now != seen:
