@@ -398,6 +398,40 @@ class Tx(MemoryStatements, ABC):
             [row.content, row.metadata, row.updated_at, cid, row.id],
         )
 
+    def delete_messages(self, cid: str, ids: Sequence[str]) -> None:
+        """Delete these messages of the conversation (500 ids a statement)."""
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            self.send(
+                "DELETE FROM convostore_messages WHERE conversation_id = ?"
+                f" AND id IN ({', '.join('?' for _ in chunk)})",
+                [cid, *chunk],
+            )
+
+    def insert_changes(self, cid: str, changes: Sequence[ChangeRow]) -> None:
+        if len(changes) == 1:
+            self.insert_change(cid, changes[0])
+        elif changes:
+            self.executemany(
+                "INSERT INTO convostore_changes (conversation_id, seq, kind, message_id,"
+                " created_at) VALUES (?, ?, ?, ?, ?)",
+                [(cid, *change) for change in changes],
+            )
+
+    def managed_conversations_of(self, user_id: str) -> list[ConversationRow]:
+        """The user's conversations whose metadata may name a managing component (a text
+        search narrows them; the caller decodes the metadata)."""
+        rows = self.execute(
+            f"SELECT {_CONV} FROM convostore_conversations WHERE user_id = ?"
+            " AND metadata LIKE '%\"managedBy\"%'",
+            [user_id],
+        )
+        return [ConversationRow(*r) for r in rows]
+
+    def components_present(self) -> set[str]:
+        """The components whose tables this database holds (their migration ran)."""
+        return {r[0] for r in self.execute("SELECT component FROM convostore_schema")}
+
     def delete_message(self, cid: str, mid: str) -> bool:
         rows = self.execute(
             "DELETE FROM convostore_messages WHERE conversation_id = ? AND id = ? RETURNING seq",
