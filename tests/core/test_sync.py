@@ -179,6 +179,7 @@ def test_bad_lists_are_refused(
 @pytest.mark.parametrize(
     ("argument", "value", "match"),
     [
+        ("kept", 1, "kept goes with after"),
         ("kept", -1, "kept must be between"),
         ("kept", 2**64, "kept must be between"),
         ("kept", True, "kept must be .*int, got bool"),
@@ -196,8 +197,9 @@ def test_bad_arguments_are_refused(
 ) -> None:
     store.sync_messages(conversation_id="c", messages=[msg("z")])
     before = snapshot(store)
+    anchor = {"after": "z"} if argument == "kept" and "goes with" not in match else {}
     with pytest.raises(MemoryValidationError, match=match):
-        store.sync_messages(conversation_id="c", messages=[msg("y")], **{argument: value})
+        store.sync_messages(conversation_id="c", messages=[msg("y")], **{argument: value, **anchor})
     assert snapshot(store) == before
 
 
@@ -215,6 +217,64 @@ def test_another_users_conversation_is_refused(store: ConversationStore) -> None
     with pytest.raises(ConversationOwnershipError):
         store.sync_messages(conversation_id="c", messages=[], user_id="mallory")
     assert ids(store) == ["a"]
+
+
+def _own_row(tx: Tx) -> None:
+    tx.execute("CREATE TABLE IF NOT EXISTS test_own (k TEXT PRIMARY KEY)")
+    tx.execute("INSERT INTO test_own VALUES ('mine')")
+
+
+def test_inside_a_callers_transaction(store: ConversationStore) -> None:
+    def write(tx: Tx) -> None:
+        _own_row(tx)
+        store.sync_messages(conversation_id="c", messages=[msg("a"), msg("b")], tx=tx)
+
+    store.backend.write(write)
+    assert ids(store) == ["a", "b"]
+    assert store.backend.read(lambda tx: tx.execute("SELECT k FROM test_own")) == [("mine",)]
+
+
+@pytest.mark.parametrize(
+    ("existing", "call", "error"),
+    [
+        (None, {"after": "a", "kept": 1}, ConflictError),  # missing: not created for that
+        ("alice", {"user_id": "mallory"}, ConversationOwnershipError),
+        ("alice", {"after": "zz", "kept": 1}, ConflictError),
+        ("alice", {"after": "a", "kept": 5}, ConflictError),
+        ("alice", {"messages": [msg("a")], "after": "b", "kept": 2}, MessageIdConflictError),
+    ],
+)
+def test_errors_inside_a_transaction_come_before_any_write(
+    store: ConversationStore,
+    snapshot: Snapshot,
+    existing: str | None,
+    call: dict[str, Any],
+    error: type[Exception],
+) -> None:
+    """The caller catches the error and commits its own rows: nothing of the conversation."""
+    if existing is not None:
+        store.sync_messages(conversation_id="c", messages=[msg("a"), msg("b")], user_id=existing)
+    before = snapshot(store)
+
+    def write(tx: Tx) -> None:
+        _own_row(tx)
+        with pytest.raises(error):
+            store.sync_messages(conversation_id="c", **{"messages": [msg("d")], **call}, tx=tx)
+
+    store.backend.write(write)
+    assert snapshot(store) == before
+    assert store.backend.read(lambda tx: tx.execute("SELECT k FROM test_own")) == [("mine",)]
+
+
+def test_a_quota_error_inside_a_transaction_creates_nothing(backend_url: str) -> None:
+    with ConversationStore(backend_url, limits=Limits(max_messages_per_conversation=1)) as small:
+
+        def write(tx: Tx) -> None:
+            with pytest.raises(MemoryQuotaExceededError):
+                small.sync_messages(conversation_id="c", messages=[msg("a"), msg("b")], tx=tx)
+
+        small.backend.write(write)
+        assert small.get_conversation(conversation_id="c") is None
 
 
 @pytest.mark.anyio

@@ -188,6 +188,24 @@ class _SyncPlan:
     messages: list[MessageRow]
 
 
+_Head = Callable[[], tuple[ConversationRow | None, int | None, int | None, int]]
+
+
+def _few_ids(plan: _SyncPlan) -> list[str]:
+    """The ids of a delta's few messages (checked against the stored ones in the first
+    read); none for a whole list (all stored messages are read then) or a long tail."""
+    if plan.anchor is None or len(plan.messages) > 500:
+        return []
+    return [m.id for m in plan.messages]
+
+
+def _kept(kept: object, after: object) -> int | None:
+    """``sync_messages``' ``kept``: a count of messages, only with ``after``."""
+    if kept is not None and after is None:
+        raise MemoryValidationError("kept goes with after (the message it counts up to)")
+    return check_optional_int("kept", kept, minimum=0)
+
+
 def _tail_plan(
     old: Sequence[MessageRow], new: Sequence[MessageRow], when: int
 ) -> tuple[list[MessageRow], list[MessageRow], list[MessageRow]]:
@@ -842,6 +860,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
         user_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         at: int | None = None,
+        tx: Tx | None = None,
     ) -> ConversationMeta:
         """Make the conversation's messages equal to a list, in one transaction, writing only
         what differs; the conversation is created if needed.
@@ -862,25 +881,66 @@ class ConversationStore(_Views, MemoryStoreMethods):
         conversation created here.
 
         On an ``as_component`` store the conversation becomes managed by that component
-        (``managedBy``; a conversation that already holds messages it does not manage raises
-        ``ConversationExistsError``); on any other store a managed conversation raises
-        ``ConversationManagedError``.
+        (``managedBy``, with the keys of ``metadata["managedBy"]`` if given; a conversation
+        that already holds messages it does not manage raises ``ConversationExistsError``);
+        on any other store a managed conversation raises ``ConversationManagedError``.
+
+        ``tx``: run inside this write transaction of the store's backend (an adapter's own
+        ``backend.write``), so the conversation commits with the adapter's rows. Every error
+        this call raises (``ConvostoreError``, not ``StorageError``) comes before it writes
+        anything, so the caller may catch it and still commit its own writes.
         """
+        plan = self._sync_plan(conversation_id, messages, after, kept, user_id, metadata, at)
+        if tx is not None:
+            return _meta(self._sync(tx, plan=plan))
+        # Not an erasing write: what it deletes, the component still keeps (older checkpoints).
+        return _meta(self.backend.write(functools.partial(self._sync, plan=plan)))
+
+    def start_sync_messages(
+        self,
+        *,
+        tx: Tx,
+        conversation_id: str,
+        messages: Sequence[MessageInput],
+        after: str | None = None,
+        kept: int | None = None,
+        user_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        at: int | None = None,
+    ) -> Callable[[], ConversationMeta]:
+        """``sync_messages(..., tx=tx)`` in two steps, for an adapter that writes rows of its
+        own in the same transaction: this sends the conversation's first read (and raises
+        ``MemoryValidationError`` for bad arguments), the function it returns finishes the
+        sync when called after the adapter's statements. On PostgreSQL the read then travels
+        with those statements instead of taking a round trip of its own."""
+        plan = self._sync_plan(conversation_id, messages, after, kept, user_id, metadata, at)
+        head = tx.sync_head(plan.cid, plan.anchor, _few_ids(plan))
+        return lambda: _meta(self._sync(tx, plan=plan, head=head))
+
+    def _sync_plan(  # noqa: PLR0917 - sync_messages' arguments, checked in one place
+        self,
+        conversation_id: object,
+        messages: object,
+        after: object,
+        kept: object,
+        user_id: object,
+        metadata: object,
+        at: object,
+    ) -> _SyncPlan:
         limits = self.limits
         stamp = check_optional_int("at", at, minimum=0)
         plan = _SyncPlan(
             cid=check_id("conversation_id", conversation_id, limits),
             uid=check_optional_id("user_id", user_id, limits),
             anchor=check_optional_id("after", after, limits),
-            expected=check_optional_int("kept", kept, minimum=0),
+            expected=_kept(kept, after),
             stamp=stamp,
             now=self.clock() if stamp is None else stamp,
             patch=self._sync_patch(metadata),
             messages=[],
         )
         plan.messages.extend(self._sync_rows(messages, plan.now))
-        # Not an erasing write: what it deletes, the component still keeps (older checkpoints).
-        return _meta(self.backend.write(functools.partial(self._sync, plan=plan)))
+        return plan
 
     def _sync_patch(self, metadata: object) -> dict[str, Any]:
         """``sync_messages``' metadata patch, with ``managedBy`` on a component's store."""
@@ -891,8 +951,8 @@ class ConversationStore(_Views, MemoryStoreMethods):
         patch = dict(metadata or {})
         if self.component is None:
             _unmanaged(patch, "metadata")
-        else:
-            own = patch.get(MANAGED_BY_KEY) or {}
+        elif MANAGED_BY_KEY in patch:
+            own = patch[MANAGED_BY_KEY]
             if not isinstance(own, Mapping):
                 raise MemoryValidationError(
                     f"metadata[{MANAGED_BY_KEY!r}] must be a dict", argument="metadata"
@@ -927,33 +987,57 @@ class ConversationStore(_Views, MemoryStoreMethods):
             )
         return prepared
 
-    def _sync(self, tx: Tx, *, plan: _SyncPlan) -> ConversationRow:
-        """The transaction of ``sync_messages``."""
+    def _sync_rows_held(
+        self, tx: Tx, plan: _SyncPlan, when: int, head: _Head | None
+    ) -> tuple[ConversationRow, list[MessageRow], str | None]:
+        """``sync_messages``' reads, checked: the conversation (locked, created if needed),
+        its messages after the anchor and the component managing it. One statement when the anchor is its last message
+        (an append: the common case)."""
         cid, anchor = plan.cid, plan.anchor
-        when = tx.tick(plan.now) if self.ordered and plan.stamp is None else plan.now
-        row = self._lock_or_create(tx, cid, plan.uid, when)
-        if self.component is not None and row.message_count and manager_of(row.metadata) is None:
+        check = _few_ids(plan)
+        few = bool(check) or (anchor is not None and not plan.messages)
+        row, start, last, held = (head or tx.sync_head(cid, anchor, check))()
+        if row is None:  # created here, or by a concurrent writer just now: read again
+            if anchor is not None:  # checked before writing anything
+                raise ConflictError(f"after: no message {anchor!r} in conversation {cid!r}")
+            quota = self.limits.max_messages_per_conversation
+            if len(plan.messages) > quota:
+                raise MemoryQuotaExceededError(
+                    f"conversation_id {cid!r} would hold {len(plan.messages)} messages, past"
+                    f" the limit of {quota} messages per conversation"
+                )
+            self._lock_or_create(tx, cid, plan.uid, when)
+            row, start, last, held = tx.sync_head(cid, anchor, check)()
+            assert row is not None
+        self._owned(row, plan.uid)
+        manager = manager_of(row.metadata)
+        if self.component is not None and row.message_count and manager is None:
             raise ConversationExistsError(
                 f"conversation_id {cid!r} holds messages {self.component!r} does not manage"
             )
-        self._writable(row)
-        start = 0
-        if anchor is not None:
-            found = tx.seq_of(cid, anchor)
-            if found is None:
-                raise ConflictError(f"after: no message {anchor!r} in conversation {cid!r}")
-            start = found
-        old = tx.page_messages(
-            cid, after_seq=start, before_seq=None, newest_first=False, limit=None
-        )
+        if manager is not None and manager != self.component:
+            self._writable(row)  # raises
+        if anchor is not None and start is None:
+            raise ConflictError(f"after: no message {anchor!r} in conversation {cid!r}")
+        old: list[MessageRow] = []
+        if anchor is None or last != start:
+            old = tx.page_messages(
+                cid, after_seq=start or 0, before_seq=None, newest_first=False, limit=None
+            )
         if plan.expected is not None and row.message_count - len(old) != plan.expected:
             raise ConflictError(
                 f"kept: conversation {cid!r} holds {row.message_count - len(old)} messages"
                 f" up to {anchor!r}, not {plan.expected}"
             )
-        edits, gone, added = _tail_plan(old, plan.messages, when)
-        if anchor is not None and added:
-            _no_clash(tx, cid, anchor, added, {m.id for m in gone})
+        if anchor is not None and (held or not few):
+            _no_clash(tx, cid, anchor, plan.messages, {m.id for m in old})
+        return row, old, manager
+
+    def _sync(self, tx: Tx, *, plan: _SyncPlan, head: _Head | None = None) -> ConversationRow:
+        """The transaction of ``sync_messages``: one round trip of reads, then the writes."""
+        cid = plan.cid
+        row, old, manager = self._sync_rows_held(tx, plan, plan.now, head)
+        edits, gone, added = _tail_plan(old, plan.messages, plan.now)
         count = row.message_count - len(gone) + len(added)
         quota = self.limits.max_messages_per_conversation
         if len(added) > len(gone) and count > quota:
@@ -961,6 +1045,8 @@ class ConversationStore(_Views, MemoryStoreMethods):
                 f"conversation_id {cid!r} would hold {count} messages, past the limit of"
                 f" {quota} messages per conversation"
             )
+        # every check passed: from here on it writes
+        when = tx.tick(plan.now) if self.ordered and plan.stamp is None else plan.now
         seq = row.next_seq
         changes = [ChangeRow(seq + i, "message.deleted", m.id, when) for i, m in enumerate(gone)]
         seq += len(gone)
@@ -969,9 +1055,15 @@ class ConversationStore(_Views, MemoryStoreMethods):
         rows = [m._replace(seq=seq + i, created_at=when) for i, m in enumerate(added)]
         seq += len(added)
         metadata = row.metadata
-        if plan.patch:
-            merged = _merge_metadata(row.metadata, plan.patch, self.limits)
-            if decode_json(merged) != decode_json(row.metadata):
+        patch = plan.patch
+        if self.component is not None and manager != self.component:  # adopted here
+            patch = {
+                **patch,
+                MANAGED_BY_KEY: {**patch.get(MANAGED_BY_KEY, {}), "component": self.component},
+            }
+        if patch:
+            merged = _merge_metadata(row.metadata, patch, self.limits)
+            if merged != row.metadata and decode_json(merged) != decode_json(row.metadata):
                 metadata = merged
                 changes.append(ChangeRow(seq, "conversation.updated", None, when))
                 seq += 1
@@ -987,10 +1079,8 @@ class ConversationStore(_Views, MemoryStoreMethods):
         for m in edits:
             tx.update_message(cid, m)
         tx.insert_changes(cid, changes)
-        if rows:
-            tx.insert_messages(cid, rows)
         if saved != row:
-            tx.save_conversation(saved)
+            tx.append_and_save(cid, rows, saved)
         return saved
 
     # -- conversations ---------------------------------------------------------------------

@@ -152,6 +152,13 @@ class Tx(MemoryStatements, ABC):
         sends them together (one round trip), each still seeing what the ones before did."""
         return [self.execute(sql, params) for sql, params in statements]
 
+    def prefetch(self, sql: str, params: Sequence[Any] = ()) -> Callable[[], list[tuple[Any, ...]]]:
+        """Run one query whose rows are read later: a server database sends it now and
+        gives its rows with the next round trip the transaction makes anyway (the returned
+        function waits for one only if none was made since)."""
+        rows = self.execute(sql, params)
+        return lambda: rows
+
     def send(self, sql: str, params: Sequence[Any] = ()) -> None:
         """Run one statement whose rows nobody reads. A server database may only send it and
         report its error with the next ``execute`` or at COMMIT (saving a round trip)."""
@@ -313,6 +320,13 @@ class Tx(MemoryStatements, ABC):
         else:
             self.executemany(sql, [(cid, *row) for row in rows])
 
+    def append_and_save(self, cid: str, rows: Sequence[MessageRow], row: ConversationRow) -> None:
+        """Insert messages and save the conversation's row (a server database may do both in
+        one statement)."""
+        if rows:
+            self.insert_messages(cid, rows)
+        self.save_conversation(row)
+
     def messages_by_id(self, cid: str, ids: Sequence[str]) -> dict[str, MessageRow]:
         if not ids:
             return {}
@@ -417,6 +431,39 @@ class Tx(MemoryStatements, ABC):
                 " created_at) VALUES (?, ?, ?, ?, ?)",
                 [(cid, *change) for change in changes],
             )
+
+    def sync_head(
+        self, cid: str, anchor: str | None, ids: Sequence[str]
+    ) -> Callable[[], tuple[ConversationRow | None, int | None, int | None, int]]:
+        """What ``sync_messages`` needs first, in one statement (sent now, read when the
+        returned function is called): the conversation (locked), the position of the
+        message ``anchor``, the position of its last message, and how many of ``ids`` (at
+        most 500) it holds. Every part is an index lookup."""
+        marks = ", ".join("?" for _ in ids) or "NULL"
+        rows = self.prefetch(
+            f"SELECT {_CONV},"
+            " (SELECT seq FROM convostore_messages WHERE conversation_id = ? AND id = ?),"
+            " (SELECT max(seq) FROM convostore_messages WHERE conversation_id = ?),"
+            " (SELECT count(*) FROM convostore_messages WHERE conversation_id = ?"
+            f" AND id IN ({marks}))"
+            f" FROM convostore_conversations WHERE id = ?{self.lock_suffix}",
+            [cid, anchor, cid, cid, *ids, cid],
+        )
+
+        def head() -> tuple[ConversationRow | None, int | None, int | None, int]:
+            found = rows()
+            if not found:
+                return None, None, None, 0
+            r = found[0]
+            seq, last = r[7], r[8]
+            return (
+                ConversationRow(*r[:7]),
+                None if seq is None else int(seq),
+                None if last is None else int(last),
+                int(r[9]),
+            )
+
+        return head
 
     def managed_conversations_of(self, user_id: str) -> list[ConversationRow]:
         """The user's conversations whose metadata may name a managing component (a text
