@@ -46,12 +46,17 @@ from langchain_core.messages import (
     ChatMessage,
     FunctionMessage,
     HumanMessage,
+    RemoveMessage,
     SystemMessage,
     ToolMessage,
     convert_to_messages,
 )
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from ._codec import _common_prefix
 from ._schema import COMPONENT
+
+_ABSENT: Any = object()  # a channel the checkpoint holds no value of (a DeltaChannel's)
 
 THREAD_KEY = "threadId"
 """The key under ``managedBy`` naming the thread a conversation shows."""
@@ -171,6 +176,53 @@ def message_of(message: Any, index: int) -> MessageInput:
     return out
 
 
+def reduce_messages(state: list[Any] | None, writes: Sequence[Any]) -> list[Any]:
+    """The messages of a ``DeltaChannel`` after ``writes`` (each a message or a list of
+    them), by the rule of LangGraph's messages reducers: a message replaces the one with its
+    id or is appended, ``RemoveMessage`` removes one, ``REMOVE_ALL_MESSAGES`` empties."""
+    flat: list[Any] = []
+    for write in writes:
+        flat.extend(write if isinstance(write, list) else [write])
+    result: list[Any] = list(state or [])
+    new = convert_to_messages(flat) if flat else []
+    for k, message in enumerate(new):
+        if isinstance(message, RemoveMessage) and message.id == REMOVE_ALL_MESSAGES:
+            result, new = [], new[k + 1 :]
+    index = {m.id: i for i, m in enumerate(result) if getattr(m, "id", None) is not None}
+    for message in new:
+        mid = message.id
+        if mid is None:
+            result.append(message)
+        elif isinstance(message, RemoveMessage):
+            if mid in index:
+                result[index.pop(mid)] = None
+        elif mid in index:
+            result[index[mid]] = message
+        else:
+            index[mid] = len(result)
+            result.append(message)
+    return [m for m in result if m is not None]
+
+
+def snapshot_value(value: Any) -> list[Any] | None:
+    """The list a ``DeltaChannel`` snapshot (``_DeltaSnapshot``) or a stored list holds."""
+    if isinstance(value, list):
+        return value
+    inner = getattr(value, "value", None) if type(value).__name__ == "_DeltaSnapshot" else None
+    return inner if isinstance(inner, list) else None
+
+
+class DeltaReader:
+    """What the saver reads for a ``DeltaChannel`` thread: the messages written on top of a
+    checkpoint (its pending writes), and the messages at a checkpoint (its history)."""
+
+    def writes(self, thread_id: str, checkpoint_id: str) -> list[Any]:
+        raise NotImplementedError
+
+    def value_at(self, thread_id: str, checkpoint_id: str) -> list[Any]:
+        raise NotImplementedError
+
+
 def _ms(ts: object) -> int | None:
     """A checkpoint's ``ts`` (ISO 8601) in epoch milliseconds."""
     if not isinstance(ts, str):
@@ -203,8 +255,12 @@ class Projection:
         self.title_key = title_key
         self.prefix = prefix
         self.size = max(size, 1)
+        self.reader: DeltaReader | None = None
         self._lock = threading.Lock()
-        self._projected: OrderedDict[str, str] = OrderedDict()  # thread_id -> version shown
+        # thread_id -> what the conversation shows: the messages' version, or for a
+        # DeltaChannel the checkpoint id, with the messages
+        self._projected: OrderedDict[str, str] = OrderedDict()
+        self._lists: dict[str, list[Any]] = {}
 
     def conversation_id(self, thread_id: str) -> str:
         return self.prefix + thread_id
@@ -213,32 +269,39 @@ class Projection:
         with self._lock:
             return self._projected.get(thread_id)
 
-    def _remember(self, thread_id: str, version: str | None) -> None:
+    def _remember(
+        self, thread_id: str, version: str | None, messages: list[Any] | None = None
+    ) -> None:
         with self._lock:
+            self._lists.pop(thread_id, None)
             if version is None:
                 self._projected.pop(thread_id, None)
                 return
             self._projected[thread_id] = version
             self._projected.move_to_end(thread_id)
+            if messages is not None:
+                self._lists[thread_id] = messages
             while len(self._projected) > self.size:
-                self._projected.popitem(last=False)
+                gone, _ = self._projected.popitem(last=False)
+                self._lists.pop(gone, None)
 
-    def forget(self, thread_ids: Sequence[str] | None = None) -> None:
+    def _shown_list(self, thread_id: str, token: str | None) -> list[Any] | None:
+        """The DeltaChannel messages the conversation shows, if they are ``token``'s."""
         with self._lock:
-            if thread_ids is None:
-                self._projected.clear()
-            for tid in thread_ids or ():
-                self._projected.pop(tid, None)
+            if token is None or self._projected.get(thread_id) != token:
+                return None
+            return self._lists.get(thread_id)
 
     # -- with a checkpoint ------------------------------------------------------------------
 
-    def prepare(
+    def prepare(  # noqa: PLR0917 - what put knows
         self,
         thread_id: str,
         checkpoint: Mapping[str, Any],
         metadata: Mapping[str, Any],
         new_versions: Mapping[str, Any],
         equal: tuple[str, int] | None,
+        parent_id: str | None = None,
     ) -> Pending | None:
         """What showing the root checkpoint about to be stored takes, converted before its
         transaction; None when its messages did not change (a new title alone is written
@@ -251,21 +314,46 @@ class Projection:
             if title is not None and self._shown(thread_id) is not None:
                 self._guarded(thread_id, lambda: self._set_title(thread_id, title))
             return None
-        messages = values.get(key, [])
-        if not isinstance(messages, list):
-            return None
-        base, keep = equal if equal is not None else (None, 0)
-        if not keep or base is None or self._shown(thread_id) != base:
-            keep = 0  # the conversation may not show that version: the whole list
-        return Pending(
-            self,
-            thread_id,
-            str(new_versions[key]),
-            messages,
-            keep,
+        messages = values.get(key, _ABSENT)
+        owner, patch, at = (
             self._owner(metadata),
             self._patch(thread_id, title),
             _ms(checkpoint.get("ts")),
+        )
+        if not isinstance(messages, list):
+            return self._prepare_delta(thread_id, checkpoint, parent_id, messages, owner, patch, at)
+        base, keep = equal if equal is not None else (None, 0)
+        if not keep or base is None or self._shown(thread_id) != base:
+            keep = 0  # the conversation may not show that version: the whole list
+        return Pending(self, thread_id, str(new_versions[key]), messages, keep, owner, patch, at)
+
+    def _prepare_delta(  # noqa: PLR0917 - prepare's findings
+        self,
+        thread_id: str,
+        checkpoint: Mapping[str, Any],
+        parent_id: str | None,
+        stored: Any,
+        owner: str | None,
+        patch: dict[str, Any],
+        at: int | None,
+    ) -> Pending | None:
+        """A ``DeltaChannel`` (DeepAgents' messages): the checkpoint holds no list, or a
+        snapshot of it. The list is the parent's (remembered, or rebuilt from its history)
+        with the parent's pending writes applied."""
+        shown = self._shown_list(thread_id, parent_id)
+        messages = snapshot_value(stored)
+        if messages is None:
+            reader = self.reader
+            if reader is None:
+                return None
+            if parent_id is None:
+                messages = []
+            else:
+                before = shown if shown is not None else reader.value_at(thread_id, parent_id)
+                messages = reduce_messages(before, reader.writes(thread_id, parent_id))
+        keep = _common_prefix(shown, messages) if shown is not None else 0
+        return Pending(
+            self, thread_id, str(checkpoint["id"]), messages, keep, owner, patch, at, delta=True
         )
 
     def _arguments(
@@ -392,8 +480,11 @@ class Pending:
         owner: str | None,
         patch: dict[str, Any],
         at: int | None,
+        *,
+        delta: bool = False,
     ) -> None:
         self.projection = projection
+        self.delta = delta
         self.thread_id = thread_id
         self.version = version
         self.messages = messages
@@ -440,8 +531,9 @@ class Pending:
         whole list in a transaction of its own (the conversation did not show the version
         the delta rested on), or warn."""
         projection, tid = self.projection, self.thread_id
+        kept = self.messages if self.delta else None
         if self.error is None:
-            projection._remember(tid, self.version)
+            projection._remember(tid, self.version, kept)
             return
         if self.keep and isinstance(self.error, ConflictError):
 
@@ -454,7 +546,7 @@ class Pending:
                 )
 
             if projection._guarded(tid, whole):
-                projection._remember(tid, self.version)
+                projection._remember(tid, self.version, kept)
             return
         error = self.error
         projection._guarded(tid, lambda: _raise(error))

@@ -67,7 +67,7 @@ from ._codec import (
     unneeded_blobs,
 )
 from ._history import delta_channel_history
-from ._projection import Projection
+from ._projection import DeltaReader, Projection, reduce_messages, snapshot_value
 
 __all__ = ["ConvostoreSaver"]
 
@@ -130,6 +130,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 ),
                 size=cache_size,
             )
+            self.projection.reader = _DeltaMessages(self, self.projection.messages_key)
         sql.migrate(self.backend)
 
     @classmethod
@@ -296,7 +297,12 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             key = self.projection.messages_key
             blob = next((b for b in rows.blobs if b.channel == key), None)
             pending = self.projection.prepare(
-                thread_id, checkpoint, md, new_versions, None if blob is None else blob.equal
+                thread_id,
+                checkpoint,
+                md,
+                new_versions,
+                None if blob is None else blob.equal,
+                parent_id,
             )
 
         def write(tx: Tx) -> None:
@@ -568,3 +574,34 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         return await self._run(
             functools.partial(self.get_delta_channel_history, config=config, channels=channels)
         )
+
+
+class _DeltaMessages(DeltaReader):
+    """The messages of a ``DeltaChannel`` thread, read through the saver for its projection."""
+
+    def __init__(self, saver: ConvostoreSaver, channel: str) -> None:
+        self.saver = saver
+        self.channel = channel
+
+    def writes(self, thread_id: str, checkpoint_id: str) -> list[Any]:
+        """The channel's pending writes on the root checkpoint, in LangGraph's order."""
+        codec, channel = self.saver._codec, self.channel
+        key = (thread_id, "", checkpoint_id)
+        found = self.saver.backend.read(lambda tx: sql.fetch_writes(tx, [key], [channel]))
+        return [value for _, _, value in codec.pending(found.get(key, []))]
+
+    def value_at(self, thread_id: str, checkpoint_id: str) -> list[Any]:
+        """The channel's messages at the root checkpoint, from its history."""
+        config: RunnableConfig = {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": "",
+                "checkpoint_id": checkpoint_id,
+            }
+        }
+        history = self.saver.get_delta_channel_history(config=config, channels=[self.channel])
+        entry = history.get(self.channel)
+        if entry is None:
+            return []
+        seed = snapshot_value(entry.get("seed"))
+        return reduce_messages(seed, [w[2] for w in entry["writes"]])
