@@ -13,7 +13,7 @@ import pytest
 from convostore import ConversationStore, ensure_title
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "matrix"))
-from readers import READERS, Written, check  # noqa: E402
+from readers import READERS, Written, check
 
 CALL = {
     "id": "call_1",
