@@ -470,3 +470,45 @@ def test_an_unregistered_manager_is_deleted_alone(store: ConversationStore) -> N
     store.as_component("gone-package").sync_messages(conversation_id="c", messages=[msg("a")])
     store.delete_conversation(conversation_id="c")
     assert store.get_conversation(conversation_id="c") is None
+
+
+def test_start_sync_messages_sends_its_read_with_the_callers_statements(
+    store: ConversationStore,
+) -> None:
+    store.sync_messages(conversation_id="c", messages=[msg("a")])
+
+    def write(tx: Tx) -> Any:
+        finish = store.start_sync_messages(
+            tx=tx, conversation_id="c", messages=[msg("b")], after="a", kept=1
+        )
+        _own_row(tx)  # the caller's statements come between
+        return finish()
+
+    meta = store.backend.write(write)
+    assert (meta.message_count, ids(store)) == (2, ["a", "b"])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "match"),
+    [
+        ({"conversation_id": "a\x00"}, "conversation_id must not contain NUL"),
+        ({"messages": [{"role": "user", "content": "x"}]}, r"messages\[0\]\.message_id"),
+        ({"kept": 1}, "kept goes with after"),
+        ({"at": -1}, "at must be between"),
+    ],
+)
+def test_start_sync_messages_refuses_bad_input_before_sending_anything(
+    store: ConversationStore, snapshot: Snapshot, arguments: dict[str, Any], match: str
+) -> None:
+    store.sync_messages(conversation_id="c", messages=[msg("a")])
+    before = snapshot(store)
+
+    def write(tx: Tx) -> None:
+        with pytest.raises(MemoryValidationError, match=match):
+            store.start_sync_messages(
+                tx=tx, **{"conversation_id": "c", "messages": [msg("b")], **arguments}
+            )
+        _own_row(tx)
+
+    store.backend.write(write)
+    assert snapshot(store) == before

@@ -403,3 +403,37 @@ def test_a_checkpoint_is_written_with_its_conversation(shared_url: str) -> None:
         for turn in range(3):
             for _ in app.stream(user(f"t{turn}", 4 * turn), cfg, durability="sync"):
                 assert view(reader, "t") == expected(state_messages(other, cfg))
+
+
+def test_two_concurrent_titles_of_a_thread_leave_one(shared_url: str, no_warnings: None) -> None:
+    """ensure_title from two stores at once on a thread's conversation: both generators may
+    run (another process, as it were), one title is kept and both return it; the graph's next
+    checkpoint leaves it (the state names no title)."""
+    import threading
+
+    with ConversationStore(shared_url) as one, ConversationStore(shared_url) as two:
+        app = three_node_graph().compile(checkpointer=one.langgraph_checkpointer)
+        cfg: Any = {"configurable": {"thread_id": "t"}}
+        app.invoke(user("hi", 0), cfg)
+        barrier = threading.Barrier(2)
+        results: list[str | None] = []
+
+        def title(store: ConversationStore, text: str) -> None:
+            def generate(_: Any) -> str:
+                barrier.wait(timeout=30)  # both have read "no title yet"
+                return text
+
+            results.append(ensure_title(store, conversation_id="t", generate=generate))
+
+        workers = [
+            threading.Thread(target=title, args=(s, n)) for s, n in ((one, "One"), (two, "Two"))
+        ]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        assert len(set(results)) == 1 and results[0] in ("One", "Two")
+        app.invoke(user("more", 4), cfg)
+        meta = one.get_conversation(conversation_id="t")
+        assert meta is not None and meta.metadata is not None
+        assert meta.metadata["title"] == results[0]
