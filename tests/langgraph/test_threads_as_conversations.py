@@ -309,6 +309,8 @@ async def test_async_graphs(db: ConversationStore) -> None:
     messages = (await app.aget_state(cfg)).values["messages"]
     assert view(db, "a") == expected(messages)
     assert view(db, "a")[-1][2] == "answer: refused by a human; refused by a human"
+    again = await db.langgraph_checkpointer.async_conversation("a")
+    assert again is not None and again.message_count == len(messages)
 
 
 def test_deepagents_delta_channel_threads(db: ConversationStore) -> None:

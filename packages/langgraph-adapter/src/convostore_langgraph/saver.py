@@ -554,6 +554,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         )
 
     async def async_conversation(self, thread_id: str) -> ConversationMeta | None:
+        """``sync_conversation`` (the "a" prefix of the async surface) on a worker thread."""
         return await self._run(functools.partial(self.sync_conversation, thread_id))
 
     async def adelete_thread(self, thread_id: str) -> None:
