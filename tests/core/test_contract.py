@@ -124,11 +124,13 @@ def test_the_public_names_of_the_core() -> None:
     assert sorted(convostore.__all__) == sorted(
         [
             "AsyncConversationStore",
+            "MANAGED_BY_KEY",
             "ChangeKind",
             "ConflictError",
             "ConversationChange",
             "ConversationChanges",
             "ConversationExistsError",
+            "ConversationManagedError",
             "ConversationMeta",
             "ConversationNotFoundError",
             "ConversationOwnershipError",
