@@ -2,8 +2,9 @@
 
 Run: .venvs/langgraph/bin/python benchmarks/langgraph_bench.py [--turns 200] [--no-pg]
 
-Three parts, each interleaved (every saver does turn i before any does turn i+1), so machine
-noise hits every side alike:
+Three parts, each interleaved (every saver does turn i before any does turn i+1; in the
+200-turn thread the sides take turns in a new random order each round, so none always runs
+right after the same other one), so machine noise hits every side alike:
 1. the research note's 200-turn thread: a 3-node graph (plan, act, reflect) whose ``messages``
    use ``add_messages``, one thread; time per invoke and bytes on disk; ours with the thread
    shown as a core conversation (the default) and without (``messages_key=None``);
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import operator
 import os
+import random
 import secrets
 import sqlite3
 import statistics
@@ -167,8 +169,18 @@ def ours(stack: ExitStack, url: str, **options: Any) -> ConvostoreSaver:
 def turns_bench(sides: dict[str, tuple[Any, type[Any], Callable[[], int]]], turns: int) -> None:
     graphs = {name: build(schema).compile(checkpointer=s) for name, (s, schema, _) in sides.items()}
     times: dict[str, list[float]] = {name: [] for name in sides}
+    # a side and its twin without the conversation run back to back (in either order), so
+    # what the machine does meanwhile hits both alike; the pairs in a new order each round
+    units: dict[str, list[tuple[str, Any]]] = {}
+    for name, graph in graphs.items():
+        units.setdefault(name.removesuffix(NO_VIEW).removesuffix(")"), []).append((name, graph))
+    groups = list(units.values())
+    shuffle = random.Random(7).shuffle
     for i in range(turns):
-        for name, graph in graphs.items():
+        shuffle(groups)  # no side always runs right after the same other side
+        for group in groups:
+            shuffle(group)
+        for name, graph in (side for group in groups for side in group):
             cfg: Any = {"configurable": {"thread_id": "bench"}}
             start = time.perf_counter()
             graph.invoke({"messages": [HumanMessage(f"turn {i}: {payload()}")], "turns": 0}, cfg)
@@ -196,14 +208,18 @@ def turns_bench(sides: dict[str, tuple[Any, type[Any], Callable[[], int]]], turn
         "\nthe thread as a core conversation (written in each checkpoint's transaction):"
         " time with it over time without (messages_key=None), interleaved in this run"
     )
-    print(f"{'side':<38}{'on s':>9}{'off s':>9}{'on/off':>9}{'MB on':>9}{'MB off':>9}")
+    print(
+        f"{'side':<38}{'on s':>9}{'off s':>9}{'on/off':>9}{'median turn on/off':>20}"
+        f"{'MB on':>9}{'MB off':>9}"
+    )
     for name in names:
         off = name[:-1] + NO_VIEW if name.endswith(")") else None
         if off not in times:
             continue
         on_s, off_s = sum(times[name]), sum(times[off])
+        paired = statistics.median(a / b for a, b in zip(times[name], times[off], strict=True))
         print(
-            f"{name:<38}{on_s:>9.2f}{off_s:>9.2f}{on_s / off_s:>9.2f}"
+            f"{name:<38}{on_s:>9.2f}{off_s:>9.2f}{on_s / off_s:>9.2f}{paired:>20.2f}"
             f"{sizes[name] / 1e6:>9.2f}{sizes[off] / 1e6:>9.2f}"
         )
 

@@ -438,16 +438,19 @@ class Tx(MemoryStatements, ABC):
         """What ``sync_messages`` needs first, in one statement (sent now, read when the
         returned function is called): the conversation (locked), the position of the
         message ``anchor``, the position of its last message, and how many of ``ids`` (at
-        most 500) it holds. Every part is an index lookup."""
+        most 500) it holds. Every part is an index lookup; the anchor's position is looked
+        up only when it is not the last message."""
         marks = ", ".join("?" for _ in ids) or "NULL"
+        columns = ", ".join(f"c.{name}" for name in _CONV.split(", "))
+        lock = f"{self.lock_suffix} OF c" if self.lock_suffix else ""
         rows = self.prefetch(
-            f"SELECT {_CONV},"
-            " (SELECT seq FROM convostore_messages WHERE conversation_id = ? AND id = ?),"
-            " (SELECT max(seq) FROM convostore_messages WHERE conversation_id = ?),"
+            f"SELECT {columns}, last.seq, last.id,"
             " (SELECT count(*) FROM convostore_messages WHERE conversation_id = ?"
             f" AND id IN ({marks}))"
-            f" FROM convostore_conversations WHERE id = ?{self.lock_suffix}",
-            [cid, anchor, cid, cid, *ids, cid],
+            f" FROM convostore_conversations c LEFT JOIN (SELECT seq, id FROM convostore_messages"
+            f" WHERE {_IN_CONVERSATION} ORDER BY conversation_id DESC, seq DESC LIMIT 1) last"
+            f" ON TRUE WHERE c.id = ?{lock}",
+            [cid, *ids, cid, 0, cid, MAX_INT64, cid],
         )
 
         def head() -> tuple[ConversationRow | None, int | None, int | None, int]:
@@ -455,13 +458,11 @@ class Tx(MemoryStatements, ABC):
             if not found:
                 return None, None, None, 0
             r = found[0]
-            seq, last = r[7], r[8]
-            return (
-                ConversationRow(*r[:7]),
-                None if seq is None else int(seq),
-                None if last is None else int(last),
-                int(r[9]),
-            )
+            last = None if r[7] is None else int(r[7])
+            seq = last if anchor is not None and r[8] == anchor else None
+            if anchor is not None and seq is None:
+                seq = self.seq_of(cid, anchor)
+            return ConversationRow(*r[:7]), seq, last, int(r[9])
 
         return head
 
