@@ -289,6 +289,38 @@ def bench_list(store: ConversationStore, small: int, large: int) -> list[str]:
     return [us(ts), us(tl), f"{tl / ts:.2f}×", us(tc)]
 
 
+# -- fork against one read ---------------------------------------------------------------------
+
+
+def bench_fork(store: ConversationStore, n: int, rounds: int) -> list[str]:
+    """fork_conversation of an ``n``-message conversation (a copy inside the database, in one
+    transaction) against one get_history of it, interleaved; each fork deleted untimed."""
+    fill(store, "source", n)
+    analyze(store)
+    count = iter(range(10**9))
+
+    def history() -> float:
+        start = time.perf_counter()
+        store.get_history(conversation_id="source")
+        return time.perf_counter() - start
+
+    def fork() -> float:
+        new = f"fork{next(count)}"
+        start = time.perf_counter()
+        store.fork_conversation(conversation_id="source", new_conversation_id=new)
+        took = time.perf_counter() - start
+        store.delete_conversation(conversation_id=new)
+        return took
+
+    history(), fork()  # warm up
+    reads, forks = [], []
+    for _ in range(rounds):
+        reads.append(history())
+        forks.append(fork())
+    tr, tf = statistics.median(reads), statistics.median(forks)
+    return [f"{tr * 1e3:,.1f} ms", f"{tf * 1e3:,.1f} ms", f"{tf / tr:.2f}×"]
+
+
 # -- concurrent writers --------------------------------------------------------------------------
 
 
@@ -417,6 +449,17 @@ def section_list(tmp: str, q: bool) -> None:
     )
 
 
+def section_fork(tmp: str, q: bool) -> None:
+    n = 2_000 if q else 10_000
+    rows = on_both(f"{tmp}/f.db", lambda store: bench_fork(store, n, 3 if q else 7))
+    table(
+        f"fork_conversation of a {n:,}-message conversation against one get_history of it"
+        " (medians, interleaved)",
+        ["backend", "get_history", "fork_conversation", "fork / get_history"],
+        rows,
+    )
+
+
 def section_writers(tmp: str, q: bool) -> None:
     per_writer = 150 if q else 500
     rows = []
@@ -462,6 +505,7 @@ SECTIONS = {
     "append": section_append,
     "pages": section_pages,
     "list": section_list,
+    "fork": section_fork,
     "writers": section_writers,
 }
 

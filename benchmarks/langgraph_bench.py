@@ -2,10 +2,12 @@
 
 Run: .venvs/langgraph/bin/python benchmarks/langgraph_bench.py [--turns 200] [--no-pg]
 
-Three parts, each interleaved (every saver does turn i before any does turn i+1), so machine
-noise hits every side alike:
+Three parts, each interleaved (every saver does turn i before any does turn i+1; in the
+200-turn thread the sides take turns in a new random order each round, so none always runs
+right after the same other one), so machine noise hits every side alike:
 1. the research note's 200-turn thread: a 3-node graph (plan, act, reflect) whose ``messages``
-   use ``add_messages``, one thread; time per invoke and bytes on disk;
+   use ``add_messages``, one thread; time per invoke and bytes on disk; ours with the thread
+   shown as a core conversation (the default) and without (``messages_key=None``);
 2. raw saver calls: chained ``put`` + ``put_writes`` + ``get_tuple``, and ``list(limit=10)``;
 3. the store: ``put``, ``get`` and filtered ``search``.
 PostgreSQL parts use 127.0.0.1:5432 (set CONVOSTORE_TEST_PG), each saver in its own schema.
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import operator
 import os
+import random
 import secrets
 import sqlite3
 import statistics
@@ -47,6 +50,7 @@ def anchor_of(names: list[str], name: str) -> str:
     return next(n for n in names if any(p in n for p in pg) == on_pg)
 
 
+NO_VIEW = ", no conversation)"
 PG_URL = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 
 
@@ -165,8 +169,18 @@ def ours(stack: ExitStack, url: str, **options: Any) -> ConvostoreSaver:
 def turns_bench(sides: dict[str, tuple[Any, type[Any], Callable[[], int]]], turns: int) -> None:
     graphs = {name: build(schema).compile(checkpointer=s) for name, (s, schema, _) in sides.items()}
     times: dict[str, list[float]] = {name: [] for name in sides}
+    # a side and its twin without the conversation run back to back (in either order), so
+    # what the machine does meanwhile hits both alike; the pairs in a new order each round
+    units: dict[str, list[tuple[str, Any]]] = {}
+    for name, graph in graphs.items():
+        units.setdefault(name.removesuffix(NO_VIEW).removesuffix(")"), []).append((name, graph))
+    groups = list(units.values())
+    shuffle = random.Random(7).shuffle
     for i in range(turns):
-        for name, graph in graphs.items():
+        shuffle(groups)  # no side always runs right after the same other side
+        for group in groups:
+            shuffle(group)
+        for name, graph in (side for group in groups for side in group):
             cfg: Any = {"configurable": {"thread_id": "bench"}}
             start = time.perf_counter()
             graph.invoke({"messages": [HumanMessage(f"turn {i}: {payload()}")], "turns": 0}, cfg)
@@ -181,12 +195,32 @@ def turns_bench(sides: dict[str, tuple[Any, type[Any], Callable[[], int]]], turn
     )
     sizes = {name: size() for name, (_, _, size) in sides.items()}
     for name, t in times.items():
+        if name.endswith(NO_VIEW):
+            continue
         base = anchor_of(names, name)
         first, last = statistics.median(t[:20]), statistics.median(t[-20:])
         print(
             f"{name:<38}{sum(t):>9.2f}{sum(t) / sum(times[base]):>10.2f}{first * 1e3:>12.1f}"
             f"{last * 1e3:>11.1f}{last / first:>12.2f}{sizes[name] / 1e6:>12.2f}"
             f"{sizes[name] / max(sizes[base], 1):>10.3f}"
+        )
+    print(
+        "\nthe thread as a core conversation (written in each checkpoint's transaction):"
+        " time with it over time without (messages_key=None), interleaved in this run"
+    )
+    print(
+        f"{'side':<38}{'on s':>9}{'off s':>9}{'on/off':>9}{'median turn on/off':>20}"
+        f"{'MB on':>9}{'MB off':>9}"
+    )
+    for name in names:
+        off = name[:-1] + NO_VIEW if name.endswith(")") else None
+        if off not in times:
+            continue
+        on_s, off_s = sum(times[name]), sum(times[off])
+        paired = statistics.median(a / b for a, b in zip(times[name], times[off], strict=True))
+        print(
+            f"{name:<38}{on_s:>9.2f}{off_s:>9.2f}{on_s / off_s:>9.2f}{paired:>20.2f}"
+            f"{sizes[name] / 1e6:>9.2f}{sizes[off] / 1e6:>9.2f}"
         )
 
 
@@ -292,7 +326,7 @@ def main() -> None:
             path = sqlite_file(d, name)
             return path, f"sqlite:///{path}"
 
-        a, b, c = sq("official"), sq("official_delta"), sq("ours")
+        a, b, c, e = sq("official"), sq("official_delta"), sq("ours"), sq("ours_off")
         sides: dict[str, tuple[Any, type[Any], Callable[[], int]]] = {
             "SqliteSaver": (
                 official_sqlite_saver(stack, a[0], normal=False),
@@ -305,6 +339,11 @@ def main() -> None:
                 lambda: file_bytes(b[0]),
             ),
             "ConvostoreSaver (sqlite)": (ours(stack, c[1]), State, lambda: file_bytes(c[0])),
+            "ConvostoreSaver (sqlite, no conversation)": (
+                ours(stack, e[1], messages_key=None),
+                State,
+                lambda: file_bytes(e[0]),
+            ),
             "InMemorySaver (floor, no storage)": (InMemorySaver(), State, lambda: 0),
         }
         if use_pg:
@@ -312,6 +351,7 @@ def main() -> None:
             pb, pb_size = pg_schema(stack)
             pc, pc_size = pg_schema(stack)
             pd, pd_size = pg_schema(stack)
+            pe, pe_size = pg_schema(stack)
             sides["PostgresSaver"] = (official_pg_saver(stack, pa), State, pa_size)
             sides["PostgresSaver + DeltaChannel"] = (
                 official_pg_saver(stack, pb),
@@ -319,6 +359,11 @@ def main() -> None:
                 pb_size,
             )
             sides["ConvostoreSaver (postgresql)"] = (ours(stack, pc), State, pc_size)
+            sides["ConvostoreSaver (postgresql, no conversation)"] = (
+                ours(stack, pe, messages_key=None),
+                State,
+                pe_size,
+            )
             sides["ConvostoreSaver (pg, durable_commits=False)"] = (
                 ours(stack, pd, durable_commits=False),
                 State,

@@ -122,3 +122,30 @@ def test_prune_on_a_missing_database(tmp_path: Path) -> None:
     assert "there is no database file" in done.stderr
     done = run("check", "--url", f"sqlite:///{tmp_path}/none.db", code=3)
     assert "there is no database file" in done.stderr
+
+
+def test_prune_leaves_managed_conversations_to_their_component(shared_url: str) -> None:
+    """A conversation a component manages mirrors what the component keeps (a LangGraph
+    thread): trimming or deleting it alone would make it lie, so the component's own retention
+    removes it with its data."""
+    now = time.time_ns() // 1_000_000
+    with ConversationStore(shared_url, clock=lambda: now - 40 * DAY) as old:
+        old.as_component("thing").sync_messages(
+            conversation_id="mirror",
+            messages=[
+                {"role": "user", "content": f"m{i}", "message_id": f"m{i}"} for i in range(6)
+            ],
+        )
+        old.append_message(conversation_id="plain", role="user", content="x")
+    assert (
+        "would delete 1 conversations"
+        in run("prune", "--url", shared_url, "--older-than", "30d", "--dry-run").stdout
+    )
+    assert "deleted 0 messages" in run("prune", "--url", shared_url, "--keep-last", "2").stdout
+    assert (
+        "deleted 1 conversations" in run("prune", "--url", shared_url, "--older-than", "30d").stdout
+    )
+    with ConversationStore(shared_url) as store:
+        mirror = store.get_conversation(conversation_id="mirror")
+        assert mirror is not None and mirror.message_count == 6
+        assert store.get_conversation(conversation_id="plain") is None

@@ -136,12 +136,14 @@ def test_the_public_names_of_the_core() -> None:
     assert sorted(convostore.__all__) == sorted(
         [
             "AsyncConversationStore",
+            "MANAGED_BY_KEY",
             "ChangeKind",
             "ConflictError",
             "ContentTooLargeError",
             "ConversationChange",
             "ConversationChanges",
             "ConversationExistsError",
+            "ConversationManagedError",
             "ConversationMeta",
             "ConversationNotFoundError",
             "ConversationOwnershipError",

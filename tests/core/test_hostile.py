@@ -43,11 +43,15 @@ CALLS: dict[str, dict[str, Any]] = {
     "get_conversation": {"conversation_id": "c"},
     "update_conversation": {"conversation_id": "c", "metadata": {"k": "v"}},
     "delete_conversation": {"conversation_id": "c"},
+    "sync_messages": {
+        "conversation_id": "c",
+        "messages": [{"role": "user", "content": "x", "message_id": "s1"}],
+    },
 }
 READS_AND_DELETES = [
     name
     for name in CALLS
-    if name not in ("append_message", "append_messages", "update_conversation")
+    if name not in ("append_message", "append_messages", "update_conversation", "sync_messages")
 ]
 
 
@@ -224,6 +228,8 @@ DEEP = nested(10_000)
         ("append_message", {"content": DEEP}),
         ("append_message", {"content": "x", "metadata": {"deep": DEEP}}),
         ("append_messages", {"messages": [{"role": "user", "content": DEEP}]}),
+        ("sync_messages", {"messages": [{"role": "user", "content": DEEP, "message_id": "s"}]}),
+        ("sync_messages", {"metadata": {"deep": DEEP}}),
         ("update_message", {"content": DEEP}),
         ("update_message", {"metadata": {"deep": DEEP}}),
         ("update_conversation", {"metadata": {"deep": DEEP}}),
@@ -244,6 +250,12 @@ def test_deep_nesting_is_refused(
         ("append_message", {"content": "x" * 1001}, "content"),
         ("append_message", {"content": "x", "metadata": {"m": "x" * 600}}, "metadata"),
         ("append_messages", {"messages": [{"role": "user", "content": ["x" * 1001]}]}, "content"),
+        (
+            "sync_messages",
+            {"messages": [{"role": "user", "content": "x" * 1001, "message_id": "s"}]},
+            "content",
+        ),
+        ("sync_messages", {"metadata": {"m": "x" * 600}}, "metadata"),
         ("update_message", {"content": {"big": "x" * 1001}}, "content"),
         ("update_conversation", {"metadata": {"m": "x" * 600}}, "metadata"),
     ],

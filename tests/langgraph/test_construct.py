@@ -84,3 +84,39 @@ def test_commit_durability_choice_keeps_the_same_results(backend_url: str, durab
         state = graph.get_state(cfg)
         assert state.values["turns"] == 3
         assert len(list(saver.list(cfg))) == len(list(graph.get_state_history(cfg)))
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "match"),
+    [
+        ("messages_key", "", "messages_key must be 1 to 256 bytes"),
+        ("messages_key", "a\x00", "messages_key must not contain NUL"),
+        ("messages_key", 5, "messages_key must be a str"),
+        ("owner_key", "\ud800", "owner_key is not valid UTF-8"),
+        ("title_key", "x" * 300, "title_key must be 1 to 256 bytes"),
+        ("conversation_prefix", "a\x00", "conversation_prefix must not contain NUL"),
+        ("conversation_prefix", None, "conversation_prefix must be a str"),
+        ("max_conversation_messages", 0, "max_conversation_messages must be between"),
+        ("max_conversation_messages", 2**70, "max_conversation_messages must be between"),
+        ("max_conversation_messages", True, "max_conversation_messages must be .*int"),
+    ],
+)
+def test_projection_options_that_cannot_work(
+    cstore: ConversationStore, option: str, value: Any, match: str
+) -> None:
+    with pytest.raises(MemoryValidationError, match=match):
+        ConvostoreSaver(cstore, **{option: value})
+
+
+def test_a_thread_id_too_long_for_a_conversation_id_only_warns(cstore: ConversationStore) -> None:
+    """A thread id at its limit plus a prefix passes the core's id limit: the thread runs, its
+    conversation is not written."""
+    from convostore_langgraph import ConversationProjectionWarning
+
+    saver = ConvostoreSaver(cstore, conversation_prefix="lg:")
+    graph = three_node_graph().compile(checkpointer=saver)
+    cfg: Any = {"configurable": {"thread_id": "t" * 256}}
+    with pytest.warns(ConversationProjectionWarning, match="conversation_id must be 1 to 256"):
+        graph.invoke(user("hi", 0), cfg)
+    assert graph.get_state(cfg).values["turns"] == 1
+    assert cstore.list_conversations().items == []

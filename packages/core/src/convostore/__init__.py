@@ -1,6 +1,6 @@
 """convostore: a conversation store for AI agents."""
 
-from .conventions import MEMORY_STORES_KEY, TITLE_KEY
+from .conventions import MANAGED_BY_KEY, MEMORY_STORES_KEY, TITLE_KEY
 from .convert import (
     responses_item_role,
     to_anthropic_messages,
@@ -11,6 +11,7 @@ from .errors import (
     ConflictError,
     ContentTooLargeError,
     ConversationExistsError,
+    ConversationManagedError,
     ConversationNotFoundError,
     ConversationOwnershipError,
     ConvostoreError,
@@ -53,6 +54,7 @@ from .titles import aensure_title, ensure_title, first_exchange
 from .validation import Limits
 
 __all__ = [
+    "MANAGED_BY_KEY",
     "MEMORY_STORES_KEY",
     "TITLE_KEY",
     "AsyncConversationStore",
@@ -62,6 +64,7 @@ __all__ = [
     "ConversationChange",
     "ConversationChanges",
     "ConversationExistsError",
+    "ConversationManagedError",
     "ConversationMeta",
     "ConversationNotFoundError",
     "ConversationOwnershipError",

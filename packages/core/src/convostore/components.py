@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from .backends.base import MIGRATIONS
 
 if TYPE_CHECKING:
+    from .backends import Tx
+    from .models import ConversationMeta
     from .store import ConversationStore
 
 COMPONENTS_GROUP = "convostore.components"
@@ -49,6 +51,11 @@ PruneHook = Callable[["ConversationStore", "PruneRequest"], list[tuple[str, int]
 """``prune(store, request) -> [(what, how many), ...]``: a component's own retention."""
 
 
+DeleteHook = Callable[["Tx", "list[ConversationMeta]"], None]
+"""``on_delete(tx, conversations)``: a component's own data of conversations it manages, deleted
+inside the core's delete transaction (see ``Component.on_delete``)."""
+
+
 @dataclass(frozen=True)
 class PruneRequest:
     """What ``convostore prune`` asks each component to remove (see ``maintenance.prune``)."""
@@ -68,13 +75,19 @@ class Component:
     compares them with the database's own list). ``conversation_kinds``: labels for
     conversations an adapter keeps under an id prefix (``{"Claude sessions": "claude/"}``),
     counted by ``convostore stats``. ``prune``: the component's retention, if it keeps data of
-    its own that ages (LangGraph threads)."""
+    its own that ages (LangGraph threads). ``on_delete``: for a component that manages
+    conversations (their metadata's ``managedBy`` names it, ``ConversationStore.as_component``),
+    called by ``delete_conversation``, ``delete_conversations`` and ``delete_user_data`` inside
+    their transaction with the managed conversations being deleted, so the component deletes
+    what it keeps for them (a LangGraph thread) atomically with them. It runs only where the
+    database holds the component's tables."""
 
     name: str
     steps: Sequence[Sequence[str]] = ()
     tables: tuple[Table, ...] = ()
     conversation_kinds: Mapping[str, str] = field(default_factory=dict)
     prune: PruneHook | None = None
+    on_delete: DeleteHook | None = None
     package: str = ""  # the distribution to install for it, for error messages
 
     @property

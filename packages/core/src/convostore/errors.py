@@ -110,6 +110,11 @@ class ConversationExistsError(ConflictError):
     """A conversation with that id already exists (a fork needs a new id)."""
 
 
+class ConversationManagedError(ConflictError):
+    """The conversation is managed by a component (its messages follow a LangGraph thread):
+    only that component writes its messages; nothing was written."""
+
+
 class MessageIdConflictError(ConflictError):
     """A caller-supplied message id is already used by a different message."""
 

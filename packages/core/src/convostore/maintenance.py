@@ -13,7 +13,7 @@ from .backends import transfer as sql
 from .components import PruneRequest, registered_components
 from .conventions import UNTIL_KEY
 from .errors import MemoryValidationError
-from .store import ConversationStore, _changed
+from .store import ConversationStore, _changed, manager_of
 from .validation import check_int, check_optional_id, decode_json, encode_metadata
 
 SHOWN = 20
@@ -62,7 +62,9 @@ def prune(
     dry_run: bool = False,
 ) -> list[tuple[str, int]]:
     """Retention. ``older_than_ms``: delete the conversations last active longer ago than
-    that (each re-checked under its lock, so one written to meanwhile stays). ``keep_last``:
+    that (each re-checked under its lock, so one written to meanwhile stays). Conversations
+    a component manages (``managedBy``) are left to that component's own retention, which
+    removes them with what they mirror (a LangGraph thread). ``keep_last``:
     trim each conversation to its newest ``keep_last`` messages; a ``summarizedUntil`` naming
     a trimmed message is removed (every kept message is newer, so the summary convention
     still reads right). ``user_id``: only that user's. ``dry_run``: count, delete nothing.
@@ -92,6 +94,7 @@ def prune(
             if not rows:
                 break
             after = (rows[-1].last_message_at, rows[-1].id)
+            rows = [r for r in rows if manager_of(r.metadata) is None]
             if dry_run:
                 gone += len(rows)
                 continue
@@ -124,6 +127,7 @@ def prune(
             if not rows:
                 break
             last_id = rows[-1].id
+            rows = [r for r in rows if manager_of(r.metadata) is None]
             if dry_run:
                 trimmed += sum(r.message_count - keep for r in rows)
                 continue
@@ -144,7 +148,7 @@ def prune(
 def _trim(tx: Tx, *, cid: str, keep: int, store: ConversationStore) -> int:
     """Delete all but the newest ``keep`` messages of ``cid`` (locked); how many went."""
     row = tx.conversation(cid, lock=True)
-    if row is None or row.message_count <= keep:
+    if row is None or row.message_count <= keep or manager_of(row.metadata) is not None:
         return 0
     oldest = sql.oldest_message_ids(tx, cid, row.message_count - keep)
     if not oldest:

@@ -27,10 +27,18 @@ from .backends import (
     Tx,
     open_backend,
 )
-from .components import CORE
-from .conventions import FORKED_FROM_KEY, MEMORY_STORES_KEY, SUMMARY_KEY, UNTIL_KEY
+from .components import CORE, component_named
+from .conventions import (
+    FORKED_FROM_KEY,
+    MANAGED_BY_KEY,
+    MEMORY_STORES_KEY,
+    SUMMARY_KEY,
+    UNTIL_KEY,
+)
 from .errors import (
+    ConflictError,
     ConversationExistsError,
+    ConversationManagedError,
     ConversationNotFoundError,
     ConversationOwnershipError,
     ConvostoreError,
@@ -138,6 +146,111 @@ def _changed(
     rows) at its next sequence number; ``row`` with that number taken, to be saved."""
     tx.insert_change(row.id, ChangeRow(row.next_seq, kind, message_id, now))
     return row._replace(next_seq=row.next_seq + 1)
+
+
+_MANAGED_MARK = f'"{MANAGED_BY_KEY}"'
+
+
+def manager_of(metadata: str | Mapping[str, Any] | None) -> str | None:
+    """The component that manages a conversation, from its (encoded or decoded) metadata."""
+    decoded: Any = metadata
+    if isinstance(metadata, str):
+        if _MANAGED_MARK not in metadata:  # no decoding on the common path
+            return None
+        decoded = decode_json(metadata)
+    managed = decoded.get(MANAGED_BY_KEY) if isinstance(decoded, Mapping) else None
+    name = managed.get("component") if isinstance(managed, Mapping) else None
+    return name if isinstance(name, str) else None
+
+
+def _unmanaged(metadata: Mapping[str, Any] | None, argument: str) -> None:
+    """A caller's metadata patch may not name a managing component: ``sync_messages`` on the
+    component's store sets it."""
+    if metadata and MANAGED_BY_KEY in metadata:
+        raise MemoryValidationError(
+            f"{argument}: {MANAGED_BY_KEY!r} is set by the component that manages the"
+            " conversation (ConversationStore.as_component(...).sync_messages)",
+            argument=argument,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class _SyncPlan:
+    """What ``sync_messages`` was asked, validated."""
+
+    cid: str
+    uid: str | None
+    anchor: str | None
+    expected: int | None
+    stamp: int | None
+    now: int
+    patch: dict[str, Any]
+    messages: list[MessageRow]
+
+
+_Head = Callable[[], tuple[ConversationRow | None, int | None, int | None, int]]
+
+
+def _few_ids(plan: _SyncPlan) -> list[str]:
+    """The ids of a delta's few messages (checked against the stored ones in the first
+    read); none for a whole list (all stored messages are read then) or a long tail."""
+    if plan.anchor is None or len(plan.messages) > 500:
+        return []
+    return [m.id for m in plan.messages]
+
+
+def _kept(kept: object, after: object) -> int | None:
+    """``sync_messages``' ``kept``: a count of messages, only with ``after``."""
+    if kept is not None and after is None:
+        raise MemoryValidationError("kept goes with after (the message it counts up to)")
+    return check_optional_int("kept", kept, minimum=0)
+
+
+def _tail_plan(
+    old: Sequence[MessageRow], new: Sequence[MessageRow], when: int
+) -> tuple[list[MessageRow], list[MessageRow], list[MessageRow]]:
+    """How stored messages ``old`` become ``new`` (both in order, matched by id and role):
+    (messages updated in place, messages deleted, messages appended). A stored message that
+    ``new`` names next stays (updated if its content or metadata differ), one that ``new``
+    does not name is deleted; at the first other difference (an insertion or a move) the
+    stored rest is deleted and the rest of ``new`` appended. Linear in both."""
+    position = {m.id: k for k, m in enumerate(new)}
+    edits: list[MessageRow] = []
+    gone: list[MessageRow] = []
+    j = 0
+    for i, mine in enumerate(old):
+        k = position.get(mine.id)
+        if k is None:
+            gone.append(mine)
+            continue
+        theirs = new[j] if j < len(new) else None
+        if k != j or theirs is None or theirs.role != mine.role:
+            gone += old[i:]
+            break
+        if (mine.content, mine.metadata) != (theirs.content, theirs.metadata):
+            edits.append(
+                mine._replace(
+                    content=theirs.content,
+                    metadata=theirs.metadata,
+                    updated_at=max(when, mine.created_at),
+                )
+            )
+        j += 1
+    return edits, gone, list(new[j:])
+
+
+def _no_clash(
+    tx: Tx, cid: str, anchor: str, added: Sequence[MessageRow], leaving: set[str]
+) -> None:
+    """Refuse messages whose ids the conversation already uses up to ``anchor``."""
+    for i in range(0, len(added), 500):
+        found = tx.messages_by_id(cid, [m.id for m in added[i : i + 500]])
+        clash = [mid for mid in found if mid not in leaving]
+        if clash:
+            raise MessageIdConflictError(
+                f"message_id {clash[0]!r} is already used in conversation {cid!r}"
+                f" at or before {anchor!r}"
+            )
 
 
 def _encode_cursor(row: ConversationRow) -> str:
@@ -259,6 +372,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
         self._views = {}
         self.ordered = False
         self.strict_ownership = False
+        self.component: str | None = None
         self.url = url or os.environ.get("CONVOSTORE_URL") or DEFAULT_URL
         self.limits = limits or Limits()
         self.clock = clock
@@ -303,6 +417,16 @@ class ConversationStore(_Views, MemoryStoreMethods):
         (and an append cannot claim it). For servers that act for many users."""
         twin = self.with_limits()
         twin.strict_ownership = True
+        return twin
+
+    def as_component(self, name: str) -> Self:
+        """This store (same connections) acting for the component ``name`` (a registered
+        ``Component``'s name, ``convostore-langgraph``): its ``sync_messages`` marks the
+        conversations it fills as managed by ``name`` (``managedBy`` in their metadata), and
+        it may write their messages. Every other caller's message writes to a managed
+        conversation raise ``ConversationManagedError``."""
+        twin = self.with_limits()
+        twin.component = check_id("name", name, self.limits)
         return twin
 
     def with_ordered_clock(self) -> Self:
@@ -387,7 +511,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
 
         def write(tx: Tx) -> list[str]:
             at = tx.tick(now) if self.ordered else now
-            row = self._lock_or_create(tx, cid, uid, at)
+            row = self._writable(self._lock_or_create(tx, cid, uid, at))
             existing = tx.messages_by_id(cid, supplied)
             new: list[MessageRow] = []
             for m in prepared:
@@ -475,6 +599,34 @@ class ConversationStore(_Views, MemoryStoreMethods):
         """Lock the conversation's row if it exists; enforce its owner."""
         row = tx.conversation(cid, lock=True)
         return None if row is None else self._owned(row, user_id)
+
+    def _writable(self, row: ConversationRow) -> ConversationRow:
+        """``row``, if this store may write its messages: a conversation a component manages
+        takes message writes from that component's store only (``as_component``)."""
+        manager = manager_of(row.metadata)
+        if manager is not None and manager != self.component:
+            raise ConversationManagedError(
+                f"conversation_id {row.id!r} is managed by {manager!r}: its messages follow"
+                " what that component keeps (a LangGraph thread, ...), so they are written"
+                " there, not through the store"
+            )
+        return row
+
+    def _delete_managed(self, tx: Tx, rows: Sequence[ConversationRow]) -> None:
+        """Let each component that manages some of ``rows`` (being deleted) delete its own
+        data of them, in this transaction (``Component.on_delete``)."""
+        managed: dict[str, list[ConversationMeta]] = {}
+        for row in rows:
+            name = manager_of(row.metadata)
+            if name is not None:
+                managed.setdefault(name, []).append(_meta(row))
+        if not managed:
+            return
+        present = tx.components_present()
+        for name, metas in managed.items():
+            component = component_named(name)
+            if component is not None and component.on_delete and name in present:
+                component.on_delete(tx, metas)
 
     def _read_owned(
         self, cid: str, user_id: str | None, read: Callable[[Tx], R], *, single_statement: bool
@@ -602,6 +754,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
             row = self._locked(tx, cid, uid)
             if row is None:
                 return None
+            self._writable(row)
             newest = tx.page_messages(
                 cid, after_seq=None, before_seq=None, newest_first=True, limit=1
             )
@@ -650,6 +803,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
             row = tx.message(cid, mid)
             if conversation is None or row is None:
                 raise MessageNotFoundError(f"message_id {mid!r} not found in conversation {cid!r}")
+            self._writable(conversation)
             row = row._replace(
                 content=row.content if new_content is None else new_content,
                 metadata=row.metadata if metadata is None else new_metadata,
@@ -673,7 +827,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
 
         def write(tx: Tx) -> None:
             row = self._locked(tx, cid, uid)
-            if row is not None and tx.delete_message(cid, mid):
+            if row is not None and self._writable(row) and tx.delete_message(cid, mid):
                 row = row._replace(message_count=row.message_count - 1)
                 tx.save_conversation(_changed(tx, row, "message.deleted", now, mid))
 
@@ -689,11 +843,245 @@ class ConversationStore(_Views, MemoryStoreMethods):
         def write(tx: Tx) -> None:
             row = self._locked(tx, cid, uid)
             if row is not None:
+                self._writable(row)
                 tx.clear_messages(cid)
                 row = row._replace(message_count=0)
                 tx.save_conversation(_changed(tx, row, "messages.cleared", now))
 
         self.backend.write(write, erasing=True)
+
+    def sync_messages(
+        self,
+        *,
+        conversation_id: str,
+        messages: Sequence[MessageInput],
+        after: str | None = None,
+        kept: int | None = None,
+        user_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        at: int | None = None,
+        tx: Tx | None = None,
+    ) -> ConversationMeta:
+        """Make the conversation's messages equal to a list, in one transaction, writing only
+        what differs; the conversation is created if needed.
+
+        Messages are matched by id: each one names its ``message_id``. Without ``after``,
+        ``messages`` is the whole list; with ``after`` (the id of a message the conversation
+        holds) it is what follows that message, and the messages up to it are left as they
+        are without being read, so the call costs what changed, not the history. ``kept`` is
+        how many messages the caller believes there are up to and including ``after``:
+        another count, or an ``after`` the conversation lacks, raises ``ConflictError`` and
+        writes nothing (sync the whole list then). Past that point a stored message that
+        ``messages`` names next, with the same role, stays (updated in place if its content
+        or metadata differ), one it does not name is deleted, and what is left of
+        ``messages`` is appended; where a message would have to go between stored ones (an
+        insertion, a move), the stored rest is deleted and appended again from the list. The
+        change feed records each deletion, update and append. ``metadata`` is shallow-merged, recorded only if it changes something. ``at``
+        (epoch ms, default now) is the time of the appended messages, of the change and of a
+        conversation created here.
+
+        On an ``as_component`` store the conversation becomes managed by that component
+        (``managedBy``, with the keys of ``metadata["managedBy"]`` if given; a conversation
+        that already holds messages it does not manage raises ``ConversationExistsError``);
+        on any other store a managed conversation raises ``ConversationManagedError``.
+
+        ``tx``: run inside this write transaction of the store's backend (an adapter's own
+        ``backend.write``), so the conversation commits with the adapter's rows. Every error
+        this call raises (``ConvostoreError``, not ``StorageError``) comes before it writes
+        anything, so the caller may catch it and still commit its own writes.
+        """
+        plan = self._sync_plan(conversation_id, messages, after, kept, user_id, metadata, at)
+        if tx is not None:
+            return _meta(self._sync(tx, plan=plan))
+        # Not an erasing write: what it deletes, the component still keeps (older checkpoints).
+        return _meta(self.backend.write(functools.partial(self._sync, plan=plan)))
+
+    def start_sync_messages(
+        self,
+        *,
+        tx: Tx,
+        conversation_id: str,
+        messages: Sequence[MessageInput],
+        after: str | None = None,
+        kept: int | None = None,
+        user_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        at: int | None = None,
+    ) -> Callable[[], ConversationMeta]:
+        """``sync_messages(..., tx=tx)`` in two steps, for an adapter that writes rows of its
+        own in the same transaction: this sends the conversation's first read (and raises
+        ``MemoryValidationError`` for bad arguments), the function it returns finishes the
+        sync when called after the adapter's statements. On PostgreSQL the read then travels
+        with those statements instead of taking a round trip of its own."""
+        plan = self._sync_plan(conversation_id, messages, after, kept, user_id, metadata, at)
+        head = tx.sync_head(plan.cid, plan.anchor, _few_ids(plan))
+        return lambda: _meta(self._sync(tx, plan=plan, head=head))
+
+    def _sync_plan(  # noqa: PLR0917 - sync_messages' arguments, checked in one place
+        self,
+        conversation_id: object,
+        messages: object,
+        after: object,
+        kept: object,
+        user_id: object,
+        metadata: object,
+        at: object,
+    ) -> _SyncPlan:
+        limits = self.limits
+        stamp = check_optional_int("at", at, minimum=0)
+        plan = _SyncPlan(
+            cid=check_id("conversation_id", conversation_id, limits),
+            uid=check_optional_id("user_id", user_id, limits),
+            anchor=check_optional_id("after", after, limits),
+            expected=_kept(kept, after),
+            stamp=stamp,
+            now=self.clock() if stamp is None else stamp,
+            patch=self._sync_patch(metadata),
+            messages=[],
+        )
+        plan.messages.extend(self._sync_rows(messages, plan.now))
+        return plan
+
+    def _sync_patch(self, metadata: object) -> dict[str, Any]:
+        """``sync_messages``' metadata patch, with ``managedBy`` on a component's store."""
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise MemoryValidationError(
+                f"metadata must be a dict, got {type(metadata).__name__}", argument="metadata"
+            )
+        patch = dict(metadata or {})
+        if self.component is None:
+            _unmanaged(patch, "metadata")
+        elif MANAGED_BY_KEY in patch:
+            own = patch[MANAGED_BY_KEY]
+            if not isinstance(own, Mapping):
+                raise MemoryValidationError(
+                    f"metadata[{MANAGED_BY_KEY!r}] must be a dict", argument="metadata"
+                )
+            patch[MANAGED_BY_KEY] = {**own, "component": self.component}
+        encode_metadata(patch, self.limits)
+        return patch
+
+    def _sync_rows(self, messages: object, now: int) -> list[MessageRow]:
+        """``sync_messages``' messages, validated: each with its own id, no id twice."""
+        if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+            raise MemoryValidationError(
+                "messages must be a list of message dicts", argument="messages"
+            )
+        prepared: list[MessageRow] = []
+        for i, item in enumerate(messages):
+            try:
+                row = self._prepare(item, now, "")
+            except MemoryValidationError as exc:
+                raise exc.in_batch("messages", i) from None
+            if not row.id:
+                raise MemoryValidationError(
+                    f"messages[{i}].message_id is required (sync_messages matches by id)",
+                    argument="message_id",
+                    index=i,
+                    label=f"messages[{i}].message_id",
+                )
+            prepared.append(row)
+        if len({m.id for m in prepared}) != len(prepared):
+            raise MemoryValidationError(
+                "messages: two messages have the same message_id", argument="messages"
+            )
+        return prepared
+
+    def _sync_rows_held(
+        self, tx: Tx, plan: _SyncPlan, when: int, head: _Head | None
+    ) -> tuple[ConversationRow, list[MessageRow], str | None]:
+        """``sync_messages``' reads, checked: the conversation (locked, created if needed),
+        its messages after the anchor and the component managing it. One statement when the anchor is its last message
+        (an append: the common case)."""
+        cid, anchor = plan.cid, plan.anchor
+        check = _few_ids(plan)
+        few = bool(check) or (anchor is not None and not plan.messages)
+        row, start, last, held = (head or tx.sync_head(cid, anchor, check))()
+        if row is None:  # created here, or by a concurrent writer just now: read again
+            if anchor is not None:  # checked before writing anything
+                raise ConflictError(f"after: no message {anchor!r} in conversation {cid!r}")
+            quota = self.limits.max_messages_per_conversation
+            if len(plan.messages) > quota:
+                raise MemoryQuotaExceededError(
+                    f"conversation_id {cid!r} would hold {len(plan.messages)} messages, past"
+                    f" the limit of {quota} messages per conversation"
+                )
+            self._lock_or_create(tx, cid, plan.uid, when)
+            row, start, last, held = tx.sync_head(cid, anchor, check)()
+            assert row is not None
+        self._owned(row, plan.uid)
+        manager = manager_of(row.metadata)
+        if self.component is not None and row.message_count and manager is None:
+            raise ConversationExistsError(
+                f"conversation_id {cid!r} holds messages {self.component!r} does not manage"
+            )
+        if manager is not None and manager != self.component:
+            self._writable(row)  # raises
+        if anchor is not None and start is None:
+            raise ConflictError(f"after: no message {anchor!r} in conversation {cid!r}")
+        old: list[MessageRow] = []
+        if anchor is None or last != start:
+            old = tx.page_messages(
+                cid, after_seq=start or 0, before_seq=None, newest_first=False, limit=None
+            )
+        if plan.expected is not None and row.message_count - len(old) != plan.expected:
+            raise ConflictError(
+                f"kept: conversation {cid!r} holds {row.message_count - len(old)} messages"
+                f" up to {anchor!r}, not {plan.expected}"
+            )
+        if anchor is not None and (held or not few):
+            _no_clash(tx, cid, anchor, plan.messages, {m.id for m in old})
+        return row, old, manager
+
+    def _sync(self, tx: Tx, *, plan: _SyncPlan, head: _Head | None = None) -> ConversationRow:
+        """The transaction of ``sync_messages``: one round trip of reads, then the writes."""
+        cid = plan.cid
+        row, old, manager = self._sync_rows_held(tx, plan, plan.now, head)
+        edits, gone, added = _tail_plan(old, plan.messages, plan.now)
+        count = row.message_count - len(gone) + len(added)
+        quota = self.limits.max_messages_per_conversation
+        if len(added) > len(gone) and count > quota:
+            raise MemoryQuotaExceededError(
+                f"conversation_id {cid!r} would hold {count} messages, past the limit of"
+                f" {quota} messages per conversation"
+            )
+        # every check passed: from here on it writes
+        when = tx.tick(plan.now) if self.ordered and plan.stamp is None else plan.now
+        seq = row.next_seq
+        changes = [ChangeRow(seq + i, "message.deleted", m.id, when) for i, m in enumerate(gone)]
+        seq += len(gone)
+        changes += [ChangeRow(seq + i, "message.updated", m.id, when) for i, m in enumerate(edits)]
+        seq += len(edits)
+        rows = [m._replace(seq=seq + i, created_at=when) for i, m in enumerate(added)]
+        seq += len(added)
+        metadata = row.metadata
+        patch = plan.patch
+        if self.component is not None and manager != self.component:  # adopted here
+            patch = {
+                **patch,
+                MANAGED_BY_KEY: {**patch.get(MANAGED_BY_KEY, {}), "component": self.component},
+            }
+        if patch:
+            merged = _merge_metadata(row.metadata, patch, self.limits)
+            if merged != row.metadata and decode_json(merged) != decode_json(row.metadata):
+                metadata = merged
+                changes.append(ChangeRow(seq, "conversation.updated", None, when))
+                seq += 1
+        moved = bool(gone or edits or added)
+        saved = row._replace(
+            user_id=row.user_id or plan.uid,
+            message_count=count,
+            next_seq=seq,
+            metadata=metadata,
+            last_message_at=max(row.last_message_at, when) if moved else row.last_message_at,
+        )
+        tx.delete_messages(cid, [m.id for m in gone])
+        for m in edits:
+            tx.update_message(cid, m)
+        tx.insert_changes(cid, changes)
+        if saved != row:
+            tx.append_and_save(cid, rows, saved)
+        return saved
 
     # -- conversations ---------------------------------------------------------------------
 
@@ -770,6 +1158,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
         if not isinstance(metadata, Mapping):
             raise MemoryValidationError(f"metadata must be a dict, got {type(metadata).__name__}")
         encode_metadata(metadata, limits)
+        _unmanaged(metadata, "metadata")
         patch = dict(metadata)
         now = self.clock()
 
@@ -811,6 +1200,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
         uid = check_optional_id("user_id", user_id, limits)
         patch = dict(metadata) if metadata is not None else {}
         encode_metadata(metadata, limits)
+        _unmanaged(metadata, "metadata")
         now = self.clock()
 
         def write(tx: Tx) -> ConversationRow:
@@ -831,6 +1221,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
                 )
             count, last_seq = tx.copy_messages(cid, new, cut)
             held = decode_json(source.metadata) or {}
+            held.pop(MANAGED_BY_KEY, None)  # the copy is the caller's, not the component's
             until = held.get(UNTIL_KEY)
             if until is not None and cut is not None:
                 seq = tx.seq_of(cid, until) if isinstance(until, str) else None
@@ -854,7 +1245,9 @@ class ConversationStore(_Views, MemoryStoreMethods):
         uid = check_optional_id("user_id", user_id, self.limits)
 
         def write(tx: Tx) -> None:
-            if self._locked(tx, cid, uid) is not None:
+            row = self._locked(tx, cid, uid)
+            if row is not None:
+                self._delete_managed(tx, [row])
                 tx.delete_conversation(cid)
 
         self.backend.write(write, erasing=True)
@@ -994,6 +1387,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
                 rows.update((r.id, r) for r in tx.conversations_by_prefix(prefix, None, lock=True))
             for row in rows.values():
                 self._owned(row, uid)
+            self._delete_managed(tx, [rows[cid] for cid in sorted(rows)])
             for cid in sorted(rows):
                 tx.delete_conversation(cid)
             return len(rows)
@@ -1025,6 +1419,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
         uid = check_id("user_id", user_id, self.limits)
 
         def write(tx: Tx) -> int:
+            self._delete_managed(tx, tx.managed_conversations_of(uid))
             tx.delete_user_memory_stores(uid)
             return tx.delete_user(uid)
 
@@ -1159,6 +1554,9 @@ class AsyncConversationStore(_Views):
     update_message = _bridge(ConversationStore.update_message)
     delete_message = _bridge(ConversationStore.delete_message)
     clear_messages = _bridge(ConversationStore.clear_messages, inline=False)
+    sync_messages = _bridge(
+        ConversationStore.sync_messages, lambda _, kwargs: kwargs.get("after") is not None
+    )
     get_conversation = _bridge(ConversationStore.get_conversation)
     list_conversations = _bridge(ConversationStore.list_conversations)
     update_conversation = _bridge(ConversationStore.update_conversation)

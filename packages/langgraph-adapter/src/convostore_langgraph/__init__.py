@@ -9,13 +9,19 @@ memory store.
 
 from typing import TYPE_CHECKING, Any
 
+from ._projection import ConversationProjectionWarning
 from .saver import ConvostoreSaver
 from .store import ConvostoreStore
 
 if TYPE_CHECKING:
     from .memory_backend import ConvostoreMemoryBackend
 
-__all__ = ["ConvostoreMemoryBackend", "ConvostoreSaver", "ConvostoreStore"]
+__all__ = [
+    "ConversationProjectionWarning",
+    "ConvostoreMemoryBackend",
+    "ConvostoreSaver",
+    "ConvostoreStore",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -646,15 +646,12 @@ class Codec:
         keep = 0
         if type(value) is list and value:
             head = self.heads.get((thread_id, ns, channel))
-            if (
-                head is not None
-                and type(head.value) is list
-                and head.version != version
-                and head.depth < self.max_delta_depth
-            ):
+            if head is not None and type(head.value) is list and head.version != version:
                 # The head's items are the saver's own copies, which no caller holds: an item
                 # the caller changed in place (get_state, edit, update_state) compares unequal
-                # and is stored again from there on.
+                # and is stored again from there on. Found also where the chain is too deep
+                # for a delta: the snapshot's head reuses the copies, and the thread's
+                # conversation receives only what changed.
                 keep = _common_prefix(head.value, value, head.states)
         whole: tuple[str, bytes] | None = None
         extends = head is not None and 0 < keep == len(head.value)
@@ -662,7 +659,7 @@ class Codec:
             whole = self.serde.dumps_typed(value)
             if len(whole[1]) <= _IN_ROW_MAX:
                 return _Blob(channel, version, *whole, in_row=True)
-        if keep and head is not None:
+        if keep and head is not None and head.depth < self.max_delta_depth:
             type_, data = self.serde.dumps_typed(value[keep:])
             tail = head.tail + len(data)
             if tail <= max(head.snap, 4096):

@@ -12,11 +12,12 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from convostore import ConversationStore
-from convostore.spi import Component, PruneRequest, Table
+from convostore import MANAGED_BY_KEY, ConversationMeta, ConversationStore
+from convostore.spi import Component, PruneRequest, Table, Tx
 
+from ._projection import THREAD_KEY
 from ._schema import COMPONENT as NAME
-from ._schema import STEPS, holds_sqlite_saver_tables, thread_heads
+from ._schema import STEPS, delete_thread, holds_sqlite_saver_tables, thread_heads
 
 _UUID_EPOCH = 0x01B21DD213814000  # 1582-10-15 to 1970-01-01 in 100 ns ticks
 
@@ -72,6 +73,16 @@ def prune(store: ConversationStore, request: PruneRequest) -> list[tuple[str, in
     return report
 
 
+def on_delete(tx: Tx, conversations: list[ConversationMeta]) -> None:
+    """A thread's conversation deleted through the core (``delete_conversation``,
+    ``delete_user_data``...) takes the thread with it, in the same transaction."""
+    for meta in conversations:
+        managed = (meta.metadata or {}).get(MANAGED_BY_KEY) or {}
+        thread_id = managed.get(THREAD_KEY)
+        if isinstance(thread_id, str):
+            delete_thread(tx, thread_id)
+
+
 COMPONENT = Component(
     name=NAME,
     steps=STEPS,
@@ -86,6 +97,7 @@ COMPONENT = Component(
         Table("lg_store", ("prefix", "key"), "LangGraph store items"),
     ),
     prune=prune,
+    on_delete=on_delete,
     package="convostore-langgraph",
 )
 

@@ -339,9 +339,10 @@ def upsert_checkpoint(
     tx: Tx, dialect: str, row: Sequence[Any], run_id: str | None, *, durable: bool
 ) -> None:
     """Insert or replace the checkpoint ``row`` (thread_id, ns, checkpoint_id, parent_id,
-    ctype, checkpoint, metadata), in one statement."""
+    ctype, checkpoint, metadata), in one statement, sent without waiting (its error comes
+    with the next round trip or the commit)."""
     sql = insert_sql(dialect, durable, _CKPT_UPSERT, 8, _CKPT_CONFLICT)
-    tx.execute(sql, [*row, run_id])
+    tx.send(sql, [*row, run_id])
 
 
 def insert_writes(

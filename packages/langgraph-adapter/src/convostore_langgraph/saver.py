@@ -19,14 +19,15 @@ from __future__ import annotations
 import functools
 import json
 import random
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
-from convostore import ConversationStore, MemoryValidationError
+from convostore import ConversationMeta, ConversationStore, MemoryValidationError
 from convostore.spi import (
     MAX_INT64,
     StoreLike,
     Tx,
+    check_int,
     check_optional_int,
     check_text,
     open_store,
@@ -66,6 +67,7 @@ from ._codec import (
     unneeded_blobs,
 )
 from ._history import delta_channel_history
+from ._projection import DeltaReader, Projection, reduce_messages, snapshot_value
 
 __all__ = ["ConvostoreSaver"]
 
@@ -86,6 +88,12 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
     ``synchronous=NORMAL`` (a crash of the database machine can lose the last moments of
     checkpoints, never corrupt or reorder them). On SQLite the URL decides
     (``sqlite:///f.db?synchronous=FULL``).
+
+    Each thread is also a core conversation (``conversation_prefix`` + thread id) whose
+    messages are the thread's current ``messages_key`` channel, written after each root
+    checkpoint that changes it (see the README's "Threads as conversations"): owned by
+    ``configurable[owner_key]``, titled by the state's ``title_key`` channel, holding up to
+    ``max_conversation_messages``. ``messages_key=None`` turns that off.
     """
 
     def __init__(
@@ -96,6 +104,11 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         max_delta_depth: int = 128,
         cache_size: int = 1024,
         durable_commits: bool = True,
+        messages_key: str | None = "messages",
+        owner_key: str | None = "user_id",
+        title_key: str | None = "title",
+        conversation_prefix: str = "",
+        max_conversation_messages: int = 1_000_000,
     ) -> None:
         super().__init__(serde=serde)
         self.durable_commits = durable_commits
@@ -104,6 +117,20 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         self.backend = self.store.backend
         self.max_delta_depth = max_delta_depth
         self._heads = _Heads(cache_size)
+        self.projection: Projection | None = None
+        if messages_key is not None:
+            self.projection = Projection(
+                self.store,
+                messages_key=_key("messages_key", messages_key),
+                owner_key=None if owner_key is None else _key("owner_key", owner_key),
+                title_key=None if title_key is None else _key("title_key", title_key),
+                prefix=check_text("conversation_prefix", conversation_prefix),
+                max_messages=check_int(
+                    "max_conversation_messages", max_conversation_messages, minimum=1
+                ),
+                size=cache_size,
+            )
+            self.projection.reader = _DeltaMessages(self, self.projection.messages_key)
         sql.migrate(self.backend)
 
     @classmethod
@@ -265,8 +292,22 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         if isinstance(run_id, str):
             _key("metadata['run_id']", run_id)
         row = [thread_id, ns, checkpoint["id"], parent_id, ctype, cdata, md_text]
+        pending = None
+        if self.projection is not None and not ns:
+            key = self.projection.messages_key
+            blob = next((b for b in rows.blobs if b.channel == key), None)
+            pending = self.projection.prepare(
+                thread_id,
+                checkpoint,
+                md,
+                new_versions,
+                None if blob is None else blob.equal,
+                parent_id,
+            )
 
         def write(tx: Tx) -> None:
+            if pending is not None:  # the thread's conversation, in the same transaction
+                pending.start(tx)
             whole = [b for b in rows.blobs if b.base is None]
             for blob in rows.blobs:
                 if blob.base is not None and not sql.insert_delta(tx, thread_id, ns, blob):
@@ -280,9 +321,13 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 run_id if isinstance(run_id, str) else None,
                 durable=self.durable_commits,
             )
+            if pending is not None:
+                pending.run()
 
-        self.backend.write(write, single_statement=not rows.blobs)
+        self.backend.write(write, single_statement=not rows.blobs and pending is None)
         codec.written(thread_id, ns, rows)
+        if pending is not None:
+            pending.finish()
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -328,10 +373,38 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
     # -- deleting, copying, pruning -------------------------------------------------------
 
     def delete_thread(self, thread_id: str) -> None:
-        """Delete every checkpoint, write and blob of the thread, in every namespace."""
+        """Delete every checkpoint, write and blob of the thread, in every namespace, and its
+        conversation."""
         tid = _thread_id(thread_id)
+        if self.projection is not None:
+            self.projection.delete(tid)  # the conversation and (atomically) the thread
         self.backend.write(lambda tx: sql.delete_thread(tx, tid), erasing=True)
         self._heads.drop([tid])
+
+    def sync_conversation(self, thread_id: str) -> ConversationMeta | None:
+        """Write the thread's conversation from its latest root checkpoint now, whole (the
+        core writes only what differs): for threads written before the projection existed or
+        while it was off. Deletes the conversation of a thread that has no checkpoint any
+        more; None then, or without a projection (``messages_key=None``)."""
+        tid = _thread_id(thread_id)
+        if self.projection is None:
+            return None
+        latest = self.get_tuple({"configurable": {"thread_id": tid, "checkpoint_ns": ""}})
+        if latest is None:
+            return self.projection.sync(tid, None, {}, None)
+        version = latest.checkpoint["channel_versions"].get(self.projection.messages_key)
+        return self.projection.sync(
+            tid, latest.checkpoint, latest.metadata, None if version is None else str(version)
+        )
+
+    def _resync(self, thread_ids: Iterable[str]) -> None:
+        """After a change that is not a ``put`` (a copy, runs deleted): show each thread's
+        latest checkpoint again (a failure warns, as after a ``put``)."""
+        projection = self.projection
+        if projection is None:
+            return
+        for tid in thread_ids:
+            projection.run_guarded(tid, functools.partial(self.sync_conversation, tid))
 
     def _collect_garbage(self, tx: Tx, thread_id: str) -> None:
         """Delete the thread's blobs that no checkpoint (or delta resting on them) needs."""
@@ -359,13 +432,16 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 self._collect_garbage(tx, tid)
             return threads
 
-        self._heads.drop(list(self.backend.write(write, erasing=True)))
+        threads = sorted(self.backend.write(write, erasing=True))
+        self._heads.drop(threads)
+        self._resync(threads)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint, write and blob of one thread to another (ids kept)."""
         src = _thread_id(source_thread_id, "source_thread_id")
         dst = _thread_id(target_thread_id, "target_thread_id")
         self.backend.write(lambda tx: sql.copy_thread(tx, src, dst))
+        self._resync([dst])
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """``keep_latest`` keeps each namespace's newest checkpoint (with its pending writes);
@@ -477,6 +553,10 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             functools.partial(self.put_writes, config, writes, task_id, task_path), inline=True
         )
 
+    async def async_conversation(self, thread_id: str) -> ConversationMeta | None:
+        """``sync_conversation`` (the "a" prefix of the async surface) on a worker thread."""
+        return await self._run(functools.partial(self.sync_conversation, thread_id))
+
     async def adelete_thread(self, thread_id: str) -> None:
         await self._run(functools.partial(self.delete_thread, thread_id))
 
@@ -495,3 +575,34 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         return await self._run(
             functools.partial(self.get_delta_channel_history, config=config, channels=channels)
         )
+
+
+class _DeltaMessages(DeltaReader):
+    """The messages of a ``DeltaChannel`` thread, read through the saver for its projection."""
+
+    def __init__(self, saver: ConvostoreSaver, channel: str) -> None:
+        self.saver = saver
+        self.channel = channel
+
+    def writes(self, thread_id: str, checkpoint_id: str) -> list[Any]:
+        """The channel's pending writes on the root checkpoint, in LangGraph's order."""
+        codec, channel = self.saver._codec, self.channel
+        key = (thread_id, "", checkpoint_id)
+        found = self.saver.backend.read(lambda tx: sql.fetch_writes(tx, [key], [channel]))
+        return [value for _, _, value in codec.pending(found.get(key, []))]
+
+    def value_at(self, thread_id: str, checkpoint_id: str) -> list[Any]:
+        """The channel's messages at the root checkpoint, from its history."""
+        config: RunnableConfig = {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": "",
+                "checkpoint_id": checkpoint_id,
+            }
+        }
+        history = self.saver.get_delta_channel_history(config=config, channels=[self.channel])
+        entry = history.get(self.channel)
+        if entry is None:
+            return []
+        seed = snapshot_value(entry.get("seed"))
+        return reduce_messages(seed, [w[2] for w in entry["writes"]])

@@ -13,6 +13,8 @@ from agents.memory.session_settings import (
 )
 from convostore import (
     AsyncConversationStore,
+    ConversationExistsError,
+    ConversationNotFoundError,
     ConversationStore,
     ConvostoreError,
     MemoryValidationError,
@@ -236,6 +238,82 @@ class ConvostoreSession:
         self._check_open()
         cid, owner = self._target(wrapper)
         await self._store.clear_messages(conversation_id=cid, user_id=owner)
+
+    # -- beyond the protocol ----------------------------------------------------------------
+
+    async def fork(
+        self,
+        new_session_id: str,
+        *,
+        up_to: int | None = None,
+        wrapper: RunContextWrapper[Any] | None = None,
+    ) -> ConvostoreSession:
+        """A new session holding this one's items (all, or up to and including the item at
+        position ``up_to`` as ``get_items()`` lists them; negative counts from the newest,
+        ``-1`` being the newest), copied inside the database in one transaction by the
+        core's ``fork_conversation``; the two then live apart. The new session has this one's
+        store, settings, owner and tenant scope; its conversation's metadata names the
+        source (``forkedFrom``). A ``new_session_id`` in use raises
+        ``ConversationExistsError``; an ``up_to`` past the items ``MemoryValidationError``."""
+        self._check_open()
+        cid, owner = self._target(wrapper)
+        twin = ConvostoreSession(
+            new_session_id,
+            store=self._store,
+            session_settings=self.session_settings,
+            user_id=self.user_id,
+            tenant=self.tenant,
+        )
+        new_cid, _ = twin._target(wrapper)
+        position = check_optional_int("up_to", up_to, minimum=-MAX_INT64 - 1)
+        mid = await self._item_id(cid, owner, position)
+        try:
+            await self._store.fork_conversation(
+                conversation_id=cid, new_conversation_id=new_cid, up_to=mid, user_id=owner
+            )
+        except ConversationNotFoundError:
+            if position is not None:  # an empty session has no item there
+                raise MemoryValidationError(
+                    f"up_to: session {self.session_id!r} holds no item", argument="up_to"
+                ) from None
+            found = await self._store.get_conversation(conversation_id=new_cid)
+            if found is not None:
+                raise ConversationExistsError(
+                    f"new_session_id {new_session_id!r} is a session already"
+                ) from None
+        return twin
+
+    async def _item_id(self, cid: str, owner: str | None, position: int | None) -> str | None:
+        """The message id of the item at ``position`` (None: no cut)."""
+        if position is None:
+            return None
+        store = self._store
+        if position < 0:
+            wanted = -position
+            page = await store.get_messages(
+                conversation_id=cid,
+                limit=min(wanted, store.limits.max_page_size),
+                order="desc",
+                user_id=owner,
+            )
+            if wanted > len(page):
+                page = list(reversed(await store.get_history(conversation_id=cid, user_id=owner)))
+        else:
+            wanted = position + 1
+            page = await store.get_messages(
+                conversation_id=cid,
+                limit=min(wanted, store.limits.max_page_size),
+                user_id=owner,
+            )
+            if wanted > len(page):
+                page = await store.get_history(conversation_id=cid, user_id=owner)
+        if wanted > len(page):
+            raise MemoryValidationError(
+                f"up_to: session {self.session_id!r} holds {len(page)} items, so there is no"
+                f" item at position {position}",
+                argument="up_to",
+            )
+        return page[wanted - 1].message_id
 
     # -- lifecycle -------------------------------------------------------------------------
 

@@ -152,6 +152,13 @@ class Tx(MemoryStatements, ABC):
         sends them together (one round trip), each still seeing what the ones before did."""
         return [self.execute(sql, params) for sql, params in statements]
 
+    def prefetch(self, sql: str, params: Sequence[Any] = ()) -> Callable[[], list[tuple[Any, ...]]]:
+        """Run one query whose rows are read later: a server database sends it now and
+        gives its rows with the next round trip the transaction makes anyway (the returned
+        function waits for one only if none was made since)."""
+        rows = self.execute(sql, params)
+        return lambda: rows
+
     def send(self, sql: str, params: Sequence[Any] = ()) -> None:
         """Run one statement whose rows nobody reads. A server database may only send it and
         report its error with the next ``execute`` or at COMMIT (saving a round trip)."""
@@ -313,6 +320,13 @@ class Tx(MemoryStatements, ABC):
         else:
             self.executemany(sql, [(cid, *row) for row in rows])
 
+    def append_and_save(self, cid: str, rows: Sequence[MessageRow], row: ConversationRow) -> None:
+        """Insert messages and save the conversation's row (a server database may do both in
+        one statement)."""
+        if rows:
+            self.insert_messages(cid, rows)
+        self.save_conversation(row)
+
     def messages_by_id(self, cid: str, ids: Sequence[str]) -> dict[str, MessageRow]:
         if not ids:
             return {}
@@ -397,6 +411,74 @@ class Tx(MemoryStatements, ABC):
             " WHERE conversation_id = ? AND id = ?",
             [row.content, row.metadata, row.updated_at, cid, row.id],
         )
+
+    def delete_messages(self, cid: str, ids: Sequence[str]) -> None:
+        """Delete these messages of the conversation (500 ids a statement)."""
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            self.send(
+                "DELETE FROM convostore_messages WHERE conversation_id = ?"
+                f" AND id IN ({', '.join('?' for _ in chunk)})",
+                [cid, *chunk],
+            )
+
+    def insert_changes(self, cid: str, changes: Sequence[ChangeRow]) -> None:
+        if len(changes) == 1:
+            self.insert_change(cid, changes[0])
+        elif changes:
+            self.executemany(
+                "INSERT INTO convostore_changes (conversation_id, seq, kind, message_id,"
+                " created_at) VALUES (?, ?, ?, ?, ?)",
+                [(cid, *change) for change in changes],
+            )
+
+    def sync_head(
+        self, cid: str, anchor: str | None, ids: Sequence[str]
+    ) -> Callable[[], tuple[ConversationRow | None, int | None, int | None, int]]:
+        """What ``sync_messages`` needs first, in one statement (sent now, read when the
+        returned function is called): the conversation (locked), the position of the
+        message ``anchor``, the position of its last message, and how many of ``ids`` (at
+        most 500) it holds. Every part is an index lookup; the anchor's position is looked
+        up only when it is not the last message."""
+        marks = ", ".join("?" for _ in ids) or "NULL"
+        columns = ", ".join(f"c.{name}" for name in _CONV.split(", "))
+        lock = f"{self.lock_suffix} OF c" if self.lock_suffix else ""
+        rows = self.prefetch(
+            f"SELECT {columns}, last.seq, last.id,"
+            " (SELECT count(*) FROM convostore_messages WHERE conversation_id = ?"
+            f" AND id IN ({marks}))"
+            f" FROM convostore_conversations c LEFT JOIN (SELECT seq, id FROM convostore_messages"
+            f" WHERE {_IN_CONVERSATION} ORDER BY conversation_id DESC, seq DESC LIMIT 1) last"
+            f" ON TRUE WHERE c.id = ?{lock}",
+            [cid, *ids, cid, 0, cid, MAX_INT64, cid],
+        )
+
+        def head() -> tuple[ConversationRow | None, int | None, int | None, int]:
+            found = rows()
+            if not found:
+                return None, None, None, 0
+            r = found[0]
+            last = None if r[7] is None else int(r[7])
+            seq = last if anchor is not None and r[8] == anchor else None
+            if anchor is not None and seq is None:
+                seq = self.seq_of(cid, anchor)
+            return ConversationRow(*r[:7]), seq, last, int(r[9])
+
+        return head
+
+    def managed_conversations_of(self, user_id: str) -> list[ConversationRow]:
+        """The user's conversations whose metadata may name a managing component (a text
+        search narrows them; the caller decodes the metadata)."""
+        rows = self.execute(
+            f"SELECT {_CONV} FROM convostore_conversations WHERE user_id = ?"
+            " AND metadata LIKE '%\"managedBy\"%'",
+            [user_id],
+        )
+        return [ConversationRow(*r) for r in rows]
+
+    def components_present(self) -> set[str]:
+        """The components whose tables this database holds (their migration ran)."""
+        return {r[0] for r in self.execute("SELECT component FROM convostore_schema")}
 
     def delete_message(self, cid: str, mid: str) -> bool:
         rows = self.execute(

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ..errors import ConvostoreError, MemoryValidationError, StorageError
-from .base import MIGRATIONS, Backend, T, Tx
+from .base import _MSG, MIGRATIONS, Backend, ConversationRow, MessageRow, T, Tx
 
 try:
     import psycopg
@@ -58,6 +58,7 @@ class PostgresTx(Tx):
         self.single_statement = single_statement
         self.pipeline: psycopg.Pipeline | None = None
         self._to_begin = transaction  # BEGIN is ours to send, with the first statement
+        self._syncs = 0  # round trips waited for in pipeline mode (see prefetch)
         self._stack = contextlib.ExitStack()
 
     def _begin(self, *, pipelined: bool = True) -> None:
@@ -96,7 +97,47 @@ class PostgresTx(Tx):
         cur = self.conn.execute(self._sql(sql), params)
         if self.pipeline is not None:
             self.pipeline.sync()  # one round trip for this and every statement sent before
+            self._syncs += 1
         return cur.fetchall() if cur.description is not None else []
+
+    def append_and_save(self, cid: str, rows: Sequence[MessageRow], row: ConversationRow) -> None:
+        """One statement: the conversation's row updated in a data-modifying ``WITH``, the
+        messages inserted (up to 100; more take the two statements of the base class)."""
+        if not 0 < len(rows) <= 100:
+            super().append_and_save(cid, rows, row)
+            return
+        values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * len(rows))
+        self.send(
+            "WITH saved AS (UPDATE convostore_conversations SET user_id = ?,"
+            " last_message_at = ?, message_count = ?, next_seq = ?, metadata = ? WHERE id = ?)"
+            f" INSERT INTO convostore_messages (conversation_id, {_MSG}) VALUES {values}",
+            [
+                row.user_id,
+                row.last_message_at,
+                row.message_count,
+                row.next_seq,
+                row.metadata,
+                row.id,
+                *(v for r in rows for v in (cid, *r)),
+            ],
+        )
+
+    def prefetch(self, sql: str, params: Sequence[Any] = ()) -> Callable[[], list[tuple[Any, ...]]]:
+        self._counted()
+        self._begin()
+        cur = self.conn.execute(self._sql(sql), params)
+        if self.pipeline is None:
+            ready = cur.fetchall() if cur.description is not None else []
+            return lambda: ready
+        sent = self._syncs
+
+        def rows() -> list[tuple[Any, ...]]:
+            if self._syncs == sent and self.pipeline is not None:
+                self.pipeline.sync()  # nothing waited for it yet
+                self._syncs += 1
+            return cur.fetchall() if cur.description is not None else []
+
+        return rows
 
     def execute_batch(
         self, statements: Sequence[tuple[str, Sequence[Any]]]
@@ -107,6 +148,7 @@ class PostgresTx(Tx):
         self._counted(len(statements))
         cursors = [self.conn.execute(self._sql(sql), params) for sql, params in statements]
         self.pipeline.sync()
+        self._syncs += 1
         return [cur.fetchall() if cur.description is not None else [] for cur in cursors]
 
     def send(self, sql: str, params: Sequence[Any] = ()) -> None:
