@@ -296,7 +296,6 @@ def bench_fork(store: ConversationStore, n: int, rounds: int) -> list[str]:
     """fork_conversation of an ``n``-message conversation (a copy inside the database, in one
     transaction) against one get_history of it, interleaved; each fork deleted untimed."""
     fill(store, "source", n)
-    analyze(store)
     count = iter(range(10**9))
 
     def history() -> float:
