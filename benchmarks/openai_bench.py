@@ -9,6 +9,9 @@ PostgreSQL (when reachable at $CONVOSTORE_TEST_PG, default postgresql://postgres
 Workloads: ``add`` = 100 x ``add_items(10 items)`` into an empty session; ``get all`` =
 ``get_items()`` of a 10,000-item session; ``get 20`` = ``get_items(limit=20)`` of the same
 (per call, averaged over 100 calls per sample).
+Writers (PostgreSQL): 1, 2, 4 and 8 processes, each appending ``add_items`` of one item
+``WRITES`` times to its own session, started together; items per second, both sides
+alternating per writer count.
 The two sides alternate repetition by repetition so machine noise hits both; the garbage
 collector is off inside timed sections. Cells are median (min) in milliseconds.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import multiprocessing as mp
 import os
 import statistics
 import sys
@@ -243,16 +247,119 @@ async def postgres_pair(reps: int) -> None:
                 conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
+# -- concurrent writer processes on PostgreSQL -------------------------------------------------
+
+WRITES = 200
+
+
+def _session(kind: str, schema: str, sid: str) -> tuple[Any, Callable[[], Awaitable[Any]]]:
+    """A session of ``kind`` in ``schema``, and what closes its connections."""
+    if kind == "sqlalchemy":
+        from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        engine = create_async_engine(
+            PG_URL.replace("postgresql://", "postgresql+asyncpg://", 1),
+            connect_args={"server_settings": {"search_path": schema}},
+        )
+        return SQLAlchemySession(sid, engine=engine, create_tables=True), engine.dispose
+    from convostore import AsyncConversationStore
+
+    store = AsyncConversationStore(f"{PG_URL}?options={quote(f'-csearch_path={schema}')}")
+    return ConvostoreSession(sid, store=store), store.aclose
+
+
+async def _write(kind: str, schema: str, sid: str, ready: Any, start: Any) -> None:
+    session, close = _session(kind, schema, sid)
+    await session.get_items(limit=1)  # connected, tables there
+    ready.put(sid)
+    start.wait()
+    for n in range(WRITES):
+        await session.add_items(items(1, n))
+    await close()
+
+
+def _writer(kind: str, schema: str, sid: str, ready: Any, start: Any) -> None:
+    asyncio.run(_write(kind, schema, sid, ready, start))
+
+
+def writers_rate(kind: str, schema: str, writers: int) -> float:
+    """Items per second of ``writers`` processes appending at once, each to its own session."""
+    ctx = mp.get_context("spawn")
+    ready, start = ctx.Queue(), ctx.Event()
+    run = uuid.uuid4().hex[:6]
+    procs = [
+        ctx.Process(target=_writer, args=(kind, schema, f"w{i}-{run}", ready, start))
+        for i in range(writers)
+    ]
+    for p in procs:
+        p.start()
+    for _ in procs:
+        ready.get(timeout=60)
+    t0 = time.perf_counter()
+    start.set()
+    for p in procs:
+        p.join()
+    elapsed = time.perf_counter() - t0
+    assert all(p.exitcode == 0 for p in procs), [p.exitcode for p in procs]
+    return writers * WRITES / elapsed
+
+
+async def postgres_writers() -> None:
+    try:
+        import psycopg
+
+        with psycopg.connect(PG_URL, connect_timeout=3, autocommit=True) as conn:
+            schemas = {kind: f"bench_{uuid.uuid4().hex[:10]}" for kind in ("sqlalchemy", "ours")}
+            for schema in schemas.values():
+                conn.execute(f"CREATE SCHEMA {schema}")
+    except Exception as exc:  # not installed or not reachable: say so and skip
+        print(f"\nPostgreSQL writers skipped: {exc}")
+        return
+    try:
+        session, close = _session("sqlalchemy", schemas["sqlalchemy"], "setup")
+        await session.get_items()  # its tables, created once before the writers start
+        await close()
+        counts = (1, 2, 4, 8)
+        rates: dict[str, list[float]] = {kind: [] for kind in schemas}
+        for n, writers in enumerate(counts):
+            kinds = list(schemas) if n % 2 == 0 else list(reversed(schemas))
+            for kind in kinds:
+                rates[kind].append(writers_rate(kind, schemas[kind], writers))
+    finally:
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            for schema in schemas.values():
+                conn.execute(f"DROP SCHEMA {schema} CASCADE")
+    print(
+        f"\nPostgreSQL 127.0.0.1: writer processes appending at once, each add_items of one item"
+        f" {WRITES} times to its own session; items/s"
+    )
+    print("| side | " + " | ".join(f"{c} writer{'s' * (c > 1)}" for c in counts) + " | 8 vs 1 |")
+    print("|---|" + "---|" * (len(counts) + 1))
+    names = {"sqlalchemy": "SQLAlchemySession (asyncpg)", "ours": "ConvostoreSession (psycopg)"}
+    for kind, row in rates.items():
+        cells = " | ".join(f"{r:,.0f}/s" for r in row)
+        print(f"| {names[kind]} | {cells} | {row[-1] / row[0]:.2f}x |")
+    ratios = " | ".join(
+        f"{o / a:.2f}x" for o, a in zip(rates["ours"], rates["sqlalchemy"], strict=True)
+    )
+    print(f"| ConvostoreSession / SQLAlchemySession (higher is better) | {ratios} | |")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=7, help="repetitions of each workload")
-    parser.add_argument("--only", choices=["sqlite", "postgres"], help="run one pair only")
+    parser.add_argument(
+        "--only", choices=["sqlite", "postgres", "writers"], help="run one part only"
+    )
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {args.reps} reps; cells: median (min) ms")
     if args.only != "postgres":
         await sqlite_pair(args.reps)
-    if args.only != "sqlite":
+    if args.only in (None, "postgres"):
         await postgres_pair(args.reps)
+    if args.only in (None, "writers"):
+        await postgres_writers()
 
 
 if __name__ == "__main__":

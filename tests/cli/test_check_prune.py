@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
 from cli_helpers import CONVOSTORE, fill, run, tables
@@ -149,3 +150,38 @@ def test_prune_leaves_managed_conversations_to_their_component(shared_url: str) 
         mirror = store.get_conversation(conversation_id="mirror")
         assert mirror is not None and mirror.message_count == 6
         assert store.get_conversation(conversation_id="plain") is None
+
+
+def test_prune_vacuum_leaves_no_copy_in_the_table_files(pg_schema_url: str) -> None:
+    """PostgreSQL keeps deleted rows as dead tuples until VACUUM: ``--vacuum`` runs it."""
+    import psycopg
+    from pg_files import table_copies, wait_for_older_snapshots
+
+    marker = f"secret-{uuid.uuid4().hex}"
+    now = time.time_ns() // 1_000_000
+    with ConversationStore(pg_schema_url, clock=lambda: now - 40 * DAY) as old:
+        old.append_message(conversation_id="old", role="user", content=marker)
+    messages = ["convostore_messages"]
+    with psycopg.connect(pg_schema_url, autocommit=True) as conn:
+        assert table_copies(conn, messages, marker) >= 1  # the file read sees what is stored
+        run("prune", "--url", pg_schema_url, "--older-than", "30d")
+        assert table_copies(conn, messages, marker) >= 1  # deleted, still in the file
+        wait_for_older_snapshots(conn)
+        done = run("prune", "--url", pg_schema_url, "--older-than", "30d", "--vacuum").stdout
+        assert "tables rewritten without the deleted rows" in done
+        assert table_copies(conn, messages, marker) == 0
+    dry = run("prune", "--url", pg_schema_url, "--keep-last", "1", "--dry-run", "--vacuum")
+    assert "rewritten" not in dry.stdout  # a dry run rewrites nothing
+
+
+def test_prune_vacuum_on_sqlite(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/v.db"
+    with ConversationStore(url) as store:
+        store.append_messages(
+            conversation_id="c", messages=[{"role": "user", "content": "x" * 10_000}] * 100
+        )
+    before = (tmp_path / "v.db").stat().st_size
+    run("prune", "--url", url, "--keep-last", "1", "--vacuum")
+    assert (tmp_path / "v.db").stat().st_size < before / 5  # the file rebuilt, smaller
+    with ConversationStore(url) as store:
+        assert store.get_contents(conversation_id="c") == ["x" * 10_000]

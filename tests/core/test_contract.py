@@ -100,6 +100,7 @@ def test_the_spi_is_what_architecture_md_names() -> None:
             "Component",
             "Limits",
             "MAX_INT64",
+            "MemoryStoreBinding",
             "PruneRequest",
             "POSTGRESQL_ONLY",
             "SQLITE_ONLY",
@@ -125,6 +126,7 @@ def test_the_spi_is_what_architecture_md_names() -> None:
         "run_sync",
         "run_in_thread",
         "open_store",
+        "MemoryStoreBinding",
         "check_id",
         "check_int",
     ):

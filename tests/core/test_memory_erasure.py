@@ -4,7 +4,6 @@ maintenance (``store.vacuum()``: dead tuples stay in the table files until then)
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,7 +11,10 @@ from pathlib import Path
 import psycopg
 import pytest
 from convostore import ConversationStore
+from pg_files import table_copies, wait_for_older_snapshots
 from test_erasure import copies
+
+MEMORY_TABLES = ("convostore_memory_versions", "convostore_memory_entries")
 
 Eraser = Callable[[ConversationStore, str, str], object]
 
@@ -77,42 +79,6 @@ def pg(pg_schema_url: str) -> Iterator[tuple[ConversationStore, psycopg.Connecti
         yield store, conn
 
 
-def _pg_copies(conn: psycopg.Connection[tuple[bytes]], marker: str) -> int:
-    """Copies of ``marker`` in the memory tables' files on disk (heap and TOAST), after the
-    server has written every dirty page out."""
-    conn.execute("CHECKPOINT")
-    found = 0
-    for table in ("convostore_memory_versions", "convostore_memory_entries"):
-        for (path,) in conn.execute(
-            "SELECT pg_relation_filepath(oid) FROM pg_class WHERE oid = %s::regclass"
-            " UNION ALL SELECT pg_relation_filepath(reltoastrelid) FROM pg_class"
-            " WHERE oid = %s::regclass AND reltoastrelid <> 0",
-            [table, table],
-        ).fetchall():
-            [(data,)] = conn.execute("SELECT pg_read_binary_file(%s)", [path]).fetchall()
-            found += bytes(data).count(marker.encode())
-    return found
-
-
-def _wait_for_older_snapshots(conn: psycopg.Connection[tuple[bytes]]) -> None:
-    """Wait (up to a minute) until no other session of the database holds a snapshot taken
-    before now: VACUUM keeps every row such a snapshot may see. Other test runs sharing the
-    server are what this waits for; nothing in this test holds one."""
-    [(now,)] = conn.execute("SELECT pg_current_xact_id()::text::bigint").fetchall()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        [(older,)] = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-            " AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL"
-            " AND backend_xmin::text::bigint <= %s",
-            [now % 2**32],
-        ).fetchall()
-        if not older:
-            return
-        time.sleep(0.1)
-    pytest.fail("another session of the database kept an old snapshot open for a minute")
-
-
 @pytest.mark.parametrize("erase", ERASERS)
 def test_postgresql_files_keep_no_copy_after_vacuum(
     pg: tuple[ConversationStore, psycopg.Connection[tuple[bytes]]], erase: str
@@ -120,12 +86,12 @@ def test_postgresql_files_keep_no_copy_after_vacuum(
     store, conn = pg
     marker = uuid.uuid4().hex
     sid, eid = _write_secret(store, marker)
-    assert _pg_copies(conn, marker) >= 1  # the file read sees what is stored
+    assert table_copies(conn, MEMORY_TABLES, marker) >= 1  # the file read sees what is stored
     ERASERS[erase](store, sid, eid)
     assert not _readable_everywhere(store, sid, eid, marker)
     # Until vacuum, the old row may survive as a dead tuple (page pruning sometimes removes
     # it earlier; nothing promises it): the documented maintenance removes it, once no
     # transaction that could still see it is running in the database.
-    _wait_for_older_snapshots(conn)
+    wait_for_older_snapshots(conn)
     store.vacuum()
-    assert _pg_copies(conn, marker) == 0
+    assert table_copies(conn, MEMORY_TABLES, marker) == 0

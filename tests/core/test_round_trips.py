@@ -11,7 +11,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from convostore import ConversationStore
+from convostore import (
+    ConversationManagedError,
+    ConversationOwnershipError,
+    ConversationStore,
+    MemoryQuotaExceededError,
+)
+from convostore.backends import ConversationRow
 from psycopg import pq
 from psycopg_pool import ConnectionPool
 
@@ -58,12 +64,100 @@ def traced(pg_schema_url: str) -> Iterator[Traced]:
     t.close()
 
 
-def test_an_append_to_a_conversation_takes_two_round_trips(traced: Traced) -> None:
-    """BEGIN with the locking read of the conversation; the insert, the update and COMMIT."""
+def test_an_append_after_this_stores_own_takes_one_round_trip(traced: Traced) -> None:
+    """One statement outside a transaction: the conversation's row updated where it is still
+    as this store wrote it, the messages inserted if it was."""
     append = lambda s: s.append_message(conversation_id="c", role="user", content="x")  # noqa: E731
-    assert traced.round_trips(append) == 2
+    assert traced.round_trips(append) == 1
     batch = [{"role": "user", "content": str(i)} for i in range(10)]
-    assert traced.round_trips(lambda s: s.append_messages(conversation_id="c", messages=batch)) == 2
+    assert traced.round_trips(lambda s: s.append_messages(conversation_id="c", messages=batch)) == 1
+    contents = traced.store.get_contents(conversation_id="c")
+    assert contents == ["first", "x", *(str(i) for i in range(10))]
+
+
+def test_an_append_after_another_writer_takes_the_locking_path(
+    traced: Traced, pg_schema_url: str
+) -> None:
+    """The row changed since this store wrote it: the conditional statement matches nothing
+    (one round trip), then BEGIN with the locking read, and the writes with COMMIT."""
+    with ConversationStore(pg_schema_url) as other:
+        other.append_message(conversation_id="c", role="user", content="theirs")
+    append = lambda s: s.append_message(conversation_id="c", role="user", content="x")  # noqa: E731
+    assert traced.round_trips(append) == 3
+    assert traced.round_trips(append) == 1  # its own write again
+    assert traced.store.get_contents(conversation_id="c") == ["first", "theirs", "x", "x"]
+    first = lambda s: s.append_message(conversation_id="new", role="user", content="x")  # noqa: E731
+    # a new conversation: the locking read finds none, its row is inserted, the writes
+    assert traced.round_trips(first) == 3
+    with_id = lambda s: s.append_message(  # noqa: E731
+        conversation_id="c", role="user", content="x", message_id="msg_mine"
+    )
+    # a supplied id: the locking read, the lookup of the id, the writes
+    assert traced.round_trips(with_id) == 3
+
+
+def test_a_fold_that_changes_nothing_keeps_the_one_statement(traced: Traced) -> None:
+    """``fold`` runs on the row as this store wrote it (the statement then checks it is
+    still that row); a patch takes the locking path, where it is merged in the transaction."""
+    seen: list[object] = []
+
+    def mark(metadata: dict[str, object] | None, added: object) -> dict[str, object] | None:
+        seen.append(metadata)
+        return None if (metadata or {}).get("marked") else {"marked": True}
+
+    def append(s: ConversationStore) -> object:
+        return s.append_messages(
+            conversation_id="c", messages=[{"role": "user", "content": "x"}], fold=mark
+        )
+
+    assert traced.round_trips(append) == 2  # a patch: the locking path, nothing sent first
+    assert traced.round_trips(append) == 1
+    conversation = traced.store.get_conversation(conversation_id="c")
+    assert conversation is not None and conversation.metadata == {"marked": True}
+    assert conversation.message_count == 3
+    assert seen == [None, None, {"marked": True}]
+
+
+def test_the_conditional_append_compares_every_column(pg_schema_url: str) -> None:
+    """What the statement compares is the whole row: a column added to the table and not to
+    ConversationRow would let a change to it go unseen."""
+    with ConversationStore(pg_schema_url) as store:
+        columns = store.backend.read(
+            lambda tx: tx.execute(
+                "SELECT column_name FROM information_schema.columns"
+                " WHERE table_name = 'convostore_conversations'"
+                " AND table_schema = current_schema() ORDER BY ordinal_position"
+            )
+        )
+    assert [c for (c,) in columns] == list(ConversationRow._fields)
+
+
+def test_a_row_changed_elsewhere_is_judged_as_it_is_now(pg_schema_url: str) -> None:
+    """The rules run on the row as this store last wrote it only to try the one statement;
+    another writer's owner, manager or messages are seen, and refused or counted, as they
+    are in the database."""
+    with (
+        ConversationStore(pg_schema_url) as ours,
+        ConversationStore(pg_schema_url) as theirs,
+    ):
+        ours.append_message(conversation_id="c", role="user", content="one")
+        theirs.append_message(conversation_id="c", role="user", content="two", user_id="bob")
+        with pytest.raises(ConversationOwnershipError):
+            ours.append_message(conversation_id="c", role="user", content="x", user_id="alice")
+        small = ours.with_limits(max_messages_per_conversation=3)
+        small.append_message(conversation_id="c", role="user", content="three")
+        theirs.append_message(conversation_id="c", role="user", content="four")
+        with pytest.raises(MemoryQuotaExceededError):
+            small.append_message(conversation_id="c", role="user", content="five")
+        ours.append_message(conversation_id="m", role="user", content="one")
+        theirs.delete_conversation(conversation_id="m")
+        theirs.as_component("convostore-langgraph").sync_messages(
+            conversation_id="m",
+            messages=[{"role": "user", "content": "one", "message_id": "msg_one"}],
+        )
+        with pytest.raises(ConversationManagedError):
+            ours.append_message(conversation_id="m", role="user", content="x")
+        assert ours.get_contents(conversation_id="c") == ["one", "two", "three", "four"]
 
 
 def test_single_statement_reads_take_one_round_trip(traced: Traced) -> None:

@@ -38,16 +38,14 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 from convostore import (
-    ConversationStore,
     MemoryEntry,
     MemoryEntryNotFoundError,
     MemoryPathConflictError,
     MemoryQuotaExceededError,
-    MemoryStoreNotFoundError,
     MemoryValidationError,
     MemoryVersionConflictError,
 )
-from convostore.spi import StoreLike, check_int, check_optional_id, open_store, run_in_thread
+from convostore.spi import MemoryStoreBinding, StoreLike, run_in_thread
 
 __all__ = ["ROOT", "AsyncConvostoreMemoryTool", "ConvostoreMemoryTool"]
 
@@ -93,7 +91,7 @@ def _numbered(lines: list[str], first: int) -> str:
     )
 
 
-class ConvostoreMemoryTool(BetaAbstractMemoryTool):
+class ConvostoreMemoryTool(BetaAbstractMemoryTool, MemoryStoreBinding):
     """The memory tool's commands on one memory store (blocking; the runner's sync flavour).
 
     ``store`` is a ``ConversationStore``, an ``AsyncConversationStore``, a URL or None (the
@@ -112,35 +110,7 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool):
         cache_control: BetaCacheControlEphemeralParam | None = None,
     ) -> None:
         super().__init__(cache_control=cache_control)
-        self._store, self._owned = open_store(store)
-        try:
-            self.max_attempts = check_int("max_attempts", max_attempts, minimum=1, maximum=100)
-            self.user_id = check_optional_id("user_id", user_id, self._store.limits)
-            found = self._store.get_memory_store(memory_store_id, user_id=self.user_id)
-        except BaseException:
-            self.close()
-            raise
-        if found is None:
-            self.close()
-            raise MemoryStoreNotFoundError(f"memory_store_id {memory_store_id!r} not found")
-        self.memory_store_id = found.memory_store_id
-
-    @property
-    def store(self) -> ConversationStore:
-        """The core store the memories live in (for their versions)."""
-        return self._store
-
-    def close(self) -> None:
-        """Close the store if this tool opened it (from a URL or None)."""
-        if self._owned:
-            self._owned = False
-            self._store.close()
-
-    def __enter__(self) -> ConvostoreMemoryTool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        self._bind(store, memory_store_id, user_id=user_id, max_attempts=max_attempts)
 
     # -- paths and the core calls ------------------------------------------------------------
 

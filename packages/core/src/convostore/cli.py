@@ -361,9 +361,19 @@ def _duration_ms(text: str) -> int:
 )
 @click.option("--user", default=None, help="Only this user's conversations.")
 @click.option("--dry-run", is_flag=True, help="Say what would go; delete nothing.")
+@click.option(
+    "--vacuum",
+    is_flag=True,
+    help="Then rewrite the tables without the deleted rows (PostgreSQL keeps them until then).",
+)
 @_errors
-def prune_command(
-    url: str | None, older_than: str | None, keep_last: int | None, user: str | None, dry_run: bool
+def prune_command(  # noqa: PLR0917 - one argument per option
+    url: str | None,
+    older_than: str | None,
+    keep_last: int | None,
+    user: str | None,
+    dry_run: bool,
+    vacuum: bool,
 ) -> None:
     """Retention: delete old conversations, trim long ones (LangGraph threads too)."""
     if older_than is None and keep_last is None:
@@ -371,7 +381,12 @@ def prune_command(
     age = None if older_than is None else _duration_ms(older_than)
     with transfer.open_existing(url) as store:
         report = maintenance.prune(
-            store, older_than_ms=age, keep_last=keep_last, user_id=user, dry_run=dry_run
+            store,
+            older_than_ms=age,
+            keep_last=keep_last,
+            user_id=user,
+            dry_run=dry_run,
+            vacuum=vacuum,
         )
     verb = "would delete" if dry_run else "deleted"
     for what, count in report:

@@ -60,6 +60,7 @@ def prune(
     keep_last: int | None = None,
     user_id: str | None = None,
     dry_run: bool = False,
+    vacuum: bool = False,
 ) -> list[tuple[str, int]]:
     """Retention. ``older_than_ms``: delete the conversations last active longer ago than
     that (each re-checked under its lock, so one written to meanwhile stays). Conversations
@@ -69,7 +70,9 @@ def prune(
     a trimmed message is removed (every kept message is newer, so the summary convention
     still reads right). ``user_id``: only that user's. ``dry_run``: count, delete nothing.
     Components with a retention of their own (LangGraph threads) prune theirs alike.
-    Return what went: ``[(what, how many), ...]``."""
+    ``vacuum``: then rewrite every table of the store without the deleted rows
+    (``Backend.vacuum``: ``VACUUM FULL`` on PostgreSQL, where they stay as dead tuples until
+    then; the SQLite file rebuilt, smaller). Return what went: ``[(what, how many), ...]``."""
     limits = store.limits
     age = None if older_than_ms is None else check_int("older_than_ms", older_than_ms)
     keep = None if keep_last is None else check_int("keep_last", keep_last)
@@ -142,6 +145,10 @@ def prune(
     for component in registered_components():
         if component.prune is not None and component.name in present:
             report += component.prune(store, request)
+    if vacuum and not dry_run:
+        tables = [t.name for c in registered_components() if c.name in present for t in c.tables]
+        backend.vacuum(tables)
+        report.append(("tables rewritten without the deleted rows", len(tables)))
     return report
 
 

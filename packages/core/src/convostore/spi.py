@@ -6,6 +6,8 @@ and its adapters (see ARCHITECTURE.md). Adapters import from ``convostore`` and 
   store's public methods only.
 - ``run_sync`` / ``run_in_thread``: the one bridge from async code to the blocking engine.
 - ``open_store``: a store-or-URL argument turned into a store, one rule for every adapter.
+- ``MemoryStoreBinding``: what a memory bridge (a framework's file or memory tool over one
+  memory store) holds: the store, the memory store found for its user, the retry bound.
 - The argument checks the core itself uses, so limits and wording agree everywhere.
 - ``Component`` / ``Table`` / ``PruneRequest``: an adapter's tables described once, registered
   under the entry-point group ``convostore.components``: ``Backend.migrate`` creates them and
@@ -14,12 +16,12 @@ and its adapters (see ARCHITECTURE.md). Adapters import from ``convostore`` and 
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import Self, TypeAlias
 
 from .backends import Backend, Tx
 from .backends.base import POSTGRESQL_ONLY, SQLITE_ONLY, WouldBlock
 from .components import Component, PruneRequest, Table
-from .errors import MemoryValidationError
+from .errors import MemoryStoreNotFoundError, MemoryValidationError
 from .store import AsyncConversationStore, ConversationStore
 from .threads import run_in_thread, run_sync
 from .validation import (
@@ -40,6 +42,7 @@ __all__ = [
     "Backend",
     "Component",
     "Limits",
+    "MemoryStoreBinding",
     "PruneRequest",
     "StoreLike",
     "Table",
@@ -73,3 +76,56 @@ def open_store(store: object, argument: str = "store") -> tuple[ConversationStor
         f"{argument} must be a ConversationStore, an AsyncConversationStore or a URL,"
         f" got {type(store).__name__}"
     )
+
+
+class MemoryStoreBinding:
+    """One memory store, bound for one user (or none), on a store opened with ``open_store``:
+    a mixin for memory bridges, whose constructor calls ``_bind`` (no ``__init__`` here, so it
+    mixes with a framework's base class)."""
+
+    _store: ConversationStore
+    _owned: bool
+    memory_store_id: str
+    user_id: str | None
+    max_attempts: int
+
+    def _bind(
+        self,
+        store: StoreLike,
+        memory_store_id: str,
+        *,
+        user_id: str | None = None,
+        max_attempts: int = 5,
+    ) -> None:
+        """Open ``store`` and find the memory store for ``user_id``; on failure close what was
+        opened and raise (``MemoryStoreNotFoundError``, ``MemoryStoreOwnershipError``).
+        ``max_attempts`` bounds how often a read-modify-write re-reads an entry that changed."""
+        self._store, self._owned = open_store(store)
+        try:
+            self.max_attempts = check_int("max_attempts", max_attempts, minimum=1, maximum=100)
+            self.user_id = check_optional_id("user_id", user_id, self._store.limits)
+            found = self._store.get_memory_store(memory_store_id, user_id=self.user_id)
+        except BaseException:
+            self.close()
+            raise
+        if found is None:
+            self.close()
+            raise MemoryStoreNotFoundError(f"memory_store_id {memory_store_id!r} not found")
+        self.memory_store_id = found.memory_store_id
+
+    @property
+    def store(self) -> ConversationStore:
+        """The core store the memory store lives in (for its versions)."""
+        return self._store
+
+    def close(self) -> None:
+        """Close the store if this object opened it (from a URL or None)."""
+        if self._owned:
+            self._owned = False
+            self._store.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

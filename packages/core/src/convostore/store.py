@@ -7,6 +7,8 @@ once; the backends run SQL, and the async facade runs these same methods on work
 from __future__ import annotations
 
 import base64
+import collections
+import contextlib
 import copy
 import dataclasses
 import functools
@@ -353,6 +355,27 @@ class _Views:
     )
 
 
+class _LastRows:
+    """Conversations' rows as this process last wrote them (the newest 1,024): what a
+    conditional append compares with. Never trusted for more: the database checks them."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self.rows: collections.OrderedDict[str, ConversationRow] = collections.OrderedDict()
+
+    def get(self, cid: str) -> ConversationRow | None:
+        return self.rows.get(cid)
+
+    def remember(self, row: ConversationRow) -> None:
+        self.rows[row.id] = row
+        while len(self.rows) > self.size:
+            with contextlib.suppress(KeyError):  # another thread took the oldest first
+                self.rows.popitem(last=False)
+
+    def forget(self, cid: str) -> None:
+        self.rows.pop(cid, None)
+
+
 class ConversationStore(_Views, MemoryStoreMethods):
     """A conversation store. ``ConversationStore()`` opens the SQLite default.
 
@@ -370,6 +393,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
         clock: Callable[[], int] = now_ms,
     ) -> None:
         self._views = {}
+        self._last_rows = _LastRows()  # shared with this store's twins (same database)
         self.ordered = False
         self.strict_ownership = False
         self.component: str | None = None
@@ -509,6 +533,10 @@ class ConversationStore(_Views, MemoryStoreMethods):
             m.id for m, item in zip(prepared, messages, strict=True) if item.get("message_id")
         ]
 
+        if not supplied and self._append_unchanged(cid, uid, prepared, now, fold):
+            return ids
+        saved: list[ConversationRow] = []  # the conversation's row as this call wrote it
+
         def write(tx: Tx) -> list[str]:
             at = tx.tick(now) if self.ordered else now
             row = self._writable(self._lock_or_create(tx, cid, uid, at))
@@ -517,7 +545,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
             for m in prepared:
                 old = existing.get(m.id)
                 if old is None:
-                    new.append(m._replace(seq=row.next_seq + len(new), created_at=at))
+                    new.append(m)
                 elif (old.role, old.content, old.metadata) != (m.role, m.content, m.metadata):
                     raise MessageIdConflictError(
                         f"message_id {m.id!r} is already used in conversation {cid!r}"
@@ -525,18 +553,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
                     )
             if not new:
                 return ids
-            quota = limits.max_messages_per_conversation
-            if row.message_count + len(new) > quota:
-                raise MemoryQuotaExceededError(
-                    f"conversation_id {cid!r} holds {row.message_count} messages; appending"
-                    f" {len(new)} would pass the limit of {quota} messages per conversation"
-                )
-            appended = row._replace(
-                user_id=row.user_id or uid,
-                last_message_at=max(row.last_message_at, at),
-                message_count=row.message_count + len(new),
-                next_seq=row.next_seq + len(new),
-            )
+            new, appended = self._grown(row, new, uid, at)
             if fold is not None:
                 patch = fold(decode_json(row.metadata), [_message(m) for m in new])
                 if patch:
@@ -545,9 +562,64 @@ class ConversationStore(_Views, MemoryStoreMethods):
                     appended = appended._replace(metadata=merged)
             tx.insert_messages(cid, new)
             tx.save_conversation(appended)
+            saved[:] = [appended]
             return ids
 
-        return self.backend.write(write)
+        written = self.backend.write(write)
+        if saved and self.backend.conditional_append:
+            self._last_rows.remember(saved[0])
+        return written
+
+    def _grown(
+        self, row: ConversationRow, new: list[MessageRow], user_id: str | None, at: int
+    ) -> tuple[list[MessageRow], ConversationRow]:
+        """``new`` placed after the conversation's messages, and its row once they are: the
+        quota's rule."""
+        quota = self.limits.max_messages_per_conversation
+        if row.message_count + len(new) > quota:
+            raise MemoryQuotaExceededError(
+                f"conversation_id {row.id!r} holds {row.message_count} messages; appending"
+                f" {len(new)} would pass the limit of {quota} messages per conversation"
+            )
+        placed = [m._replace(seq=row.next_seq + i, created_at=at) for i, m in enumerate(new)]
+        return placed, row._replace(
+            user_id=row.user_id or user_id,
+            last_message_at=max(row.last_message_at, at),
+            message_count=row.message_count + len(new),
+            next_seq=row.next_seq + len(new),
+        )
+
+    def _append_unchanged(
+        self,
+        cid: str,
+        user_id: str | None,
+        prepared: list[MessageRow],
+        now: int,
+        fold: Fold | None,
+    ) -> bool:
+        """Append in one statement (one round trip on a server database) where this store
+        wrote the conversation last: the rules (and ``fold``) run on its row as written then,
+        the messages stored only if the row is still exactly that. False where not tried,
+        where ``fold`` changes the metadata, or where the row changed since; the caller then
+        takes the locking path (which raises any error from the row as it is)."""
+        seen = self._last_rows.get(cid)
+        if seen is None or self.ordered or len(prepared) > 100:
+            return False
+        try:
+            rows, row = self._grown(
+                self._writable(self._owned(seen, user_id)), prepared, user_id, now
+            )
+        except ConvostoreError:
+            return False
+        if fold is not None and fold(decode_json(seen.metadata), [_message(m) for m in rows]):
+            return False
+        if self.backend.write(
+            lambda tx: tx.append_if_unchanged(seen, rows, row), single_statement=True
+        ):
+            self._last_rows.remember(row)
+            return True
+        self._last_rows.forget(cid)
+        return False
 
     def _prepare(self, item: object, now: int, fresh_id: str) -> MessageRow:
         """Validate and serialize one message (``fresh_id`` unless it names its own id)."""

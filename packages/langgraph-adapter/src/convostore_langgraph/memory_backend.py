@@ -24,16 +24,14 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 from convostore import (
-    ConversationStore,
     MemoryEntry,
     MemoryEntryNotFoundError,
     MemoryPathConflictError,
     MemoryQuotaExceededError,
-    MemoryStoreNotFoundError,
     MemoryValidationError,
     MemoryVersionConflictError,
 )
-from convostore.spi import StoreLike, check_int, check_optional_id, open_store, run_in_thread
+from convostore.spi import MemoryStoreBinding, StoreLike, run_in_thread
 from deepagents.backends.protocol import (
     BackendProtocol,
     DeleteResult,
@@ -119,7 +117,7 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-class ConvostoreMemoryBackend(BackendProtocol):
+class ConvostoreMemoryBackend(BackendProtocol, MemoryStoreBinding):
     """A DeepAgents ``BackendProtocol`` whose files are the entries of one memory store.
 
     ``store`` is a ``ConversationStore``, an ``AsyncConversationStore``, a URL or None (the
@@ -137,35 +135,7 @@ class ConvostoreMemoryBackend(BackendProtocol):
         user_id: str | None = None,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     ) -> None:
-        self._store, self._owned = open_store(store)
-        try:
-            self.max_attempts = check_int("max_attempts", max_attempts, minimum=1, maximum=100)
-            self.user_id = check_optional_id("user_id", user_id, self._store.limits)
-            found = self._store.get_memory_store(memory_store_id, user_id=self.user_id)
-        except BaseException:
-            self.close()
-            raise
-        if found is None:
-            self.close()
-            raise MemoryStoreNotFoundError(f"memory_store_id {memory_store_id!r} not found")
-        self.memory_store_id = found.memory_store_id
-
-    @property
-    def store(self) -> ConversationStore:
-        """The core store the files live in (for their versions: ``list_memory_versions``)."""
-        return self._store
-
-    def close(self) -> None:
-        """Close the store if this backend opened it (from a URL or None)."""
-        if self._owned:
-            self._owned = False
-            self._store.close()
-
-    def __enter__(self) -> ConvostoreMemoryBackend:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        self._bind(store, memory_store_id, user_id=user_id, max_attempts=max_attempts)
 
     # -- the core calls, bound to the store and the user ---------------------------------------
 

@@ -327,6 +327,14 @@ class Tx(MemoryStatements, ABC):
             self.insert_messages(cid, rows)
         self.save_conversation(row)
 
+    def append_if_unchanged(
+        self, seen: ConversationRow, rows: Sequence[MessageRow], row: ConversationRow
+    ) -> bool:
+        """Insert ``rows`` and save ``row`` in one statement, only if the conversation's row
+        is still ``seen`` in every column; return whether it was (then both are written).
+        Where ``Backend.conditional_append`` is True."""
+        raise NotImplementedError("this database appends through a locking read")
+
     def messages_by_id(self, cid: str, ids: Sequence[str]) -> dict[str, MessageRow]:
         if not ids:
             return {}
@@ -519,6 +527,9 @@ class Backend(ABC):
     # True where an uncontended call costs less than a hop to a worker thread (an embedded
     # database): async callers then try ``without_waiting`` on the event loop first.
     inline = False
+    # True where a round trip costs more than the work (a server database): an append then
+    # tries ``Tx.append_if_unchanged`` on the conversation's row as the store last wrote it.
+    conditional_append = False
 
     @abstractmethod
     def write(

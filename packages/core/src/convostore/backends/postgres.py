@@ -122,6 +122,35 @@ class PostgresTx(Tx):
             ],
         )
 
+    def append_if_unchanged(
+        self, seen: ConversationRow, rows: Sequence[MessageRow], row: ConversationRow
+    ) -> bool:
+        """One statement (one round trip outside a transaction): the conversation's row
+        updated where every column still holds ``seen`` (a concurrent change makes the update
+        match nothing, re-checked after its row lock at READ COMMITTED), the messages
+        inserted only if it matched."""
+        typed = "(?::text, ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::bigint, ?::bigint)"
+        inserted = self.execute(
+            "WITH saved AS (UPDATE convostore_conversations SET user_id = ?,"
+            " last_message_at = ?, message_count = ?, next_seq = ?, metadata = ?"
+            " WHERE id = ? AND user_id IS NOT DISTINCT FROM ?::text AND created_at = ?"
+            " AND last_message_at = ? AND message_count = ? AND next_seq = ?"
+            " AND metadata IS NOT DISTINCT FROM ?::text RETURNING 1)"
+            f" INSERT INTO convostore_messages (conversation_id, {_MSG})"
+            f" SELECT * FROM (VALUES {', '.join([typed] * len(rows))}) AS m"
+            " WHERE EXISTS (SELECT FROM saved) RETURNING 1",
+            [
+                row.user_id,
+                row.last_message_at,
+                row.message_count,
+                row.next_seq,
+                row.metadata,
+                *seen,
+                *(v for r in rows for v in (seen.id, *r)),
+            ],
+        )
+        return len(inserted) == len(rows)
+
     def prefetch(self, sql: str, params: Sequence[Any] = ()) -> Callable[[], list[tuple[Any, ...]]]:
         self._counted()
         self._begin()
@@ -236,6 +265,7 @@ class PostgresBackend(Backend):
     of one conversation; serialization failures and deadlocks are retried."""
 
     dialect = "postgresql"
+    conditional_append = True
 
     def __init__(
         self,
