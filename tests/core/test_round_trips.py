@@ -118,6 +118,20 @@ def test_a_fold_that_changes_nothing_keeps_the_one_statement(traced: Traced) -> 
     assert seen == [None, None, {"marked": True}]
 
 
+def test_a_conversation_with_big_metadata_takes_the_locking_path(traced: Traced) -> None:
+    """Rows are remembered with at most 8 KiB of metadata (the memory bound of what a store
+    remembers, and the statement would send it back)."""
+    store = traced.store
+    store.update_conversation(conversation_id="c", metadata={"notes": "n" * 10_000})
+    append = lambda s: s.append_message(conversation_id="c", role="user", content="x")  # noqa: E731
+    assert traced.round_trips(append) == 3  # the row remembered before the update: stale
+    assert traced.round_trips(append) == 2  # not remembered: its metadata is too big
+    assert traced.round_trips(append) == 2
+    store.update_conversation(conversation_id="c", metadata={"notes": None})
+    assert traced.round_trips(append) == 2  # the locking path remembers the row again
+    assert traced.round_trips(append) == 1
+
+
 def test_the_conditional_append_compares_every_column(pg_schema_url: str) -> None:
     """What the statement compares is the whole row: a column added to the table and not to
     ConversationRow would let a change to it go unseen."""

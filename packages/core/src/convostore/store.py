@@ -356,17 +356,22 @@ class _Views:
 
 
 class _LastRows:
-    """Conversations' rows as this process last wrote them (the newest 1,024): what a
-    conditional append compares with. Never trusted for more: the database checks them."""
+    """Conversations' rows as this process last wrote them (the newest 1,024, each with at
+    most 8 KiB of metadata, so at most a few megabytes): what a conditional append compares
+    with. Never trusted for more: the database checks them."""
 
-    def __init__(self, size: int = 1024) -> None:
+    def __init__(self, size: int = 1024, max_metadata: int = 8192) -> None:
         self.size = size
+        self.max_metadata = max_metadata
         self.rows: collections.OrderedDict[str, ConversationRow] = collections.OrderedDict()
 
     def get(self, cid: str) -> ConversationRow | None:
         return self.rows.get(cid)
 
     def remember(self, row: ConversationRow) -> None:
+        if row.metadata is not None and len(row.metadata) > self.max_metadata:
+            self.forget(row.id)  # big metadata: the locking path, which does not send it
+            return
         self.rows[row.id] = row
         while len(self.rows) > self.size:
             with contextlib.suppress(KeyError):  # another thread took the oldest first
