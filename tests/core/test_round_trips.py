@@ -92,8 +92,11 @@ def test_an_append_after_another_writer_takes_the_locking_path(
     with_id = lambda s: s.append_message(  # noqa: E731
         conversation_id="c", role="user", content="x", message_id="msg_mine"
     )
-    # a supplied id: the locking read, the lookup of the id, the writes
-    assert traced.round_trips(with_id) == 3
+    # a supplied id: the locking read with the lookup of the id (sent together), the writes
+    assert traced.round_trips(with_id) == 2
+    assert traced.round_trips(with_id) == 2  # a retry: found, equal, nothing written
+    assert traced.store.get_contents(conversation_id="c")[-1] == "x"
+    assert len(traced.store.get_contents(conversation_id="c")) == 5
 
 
 def test_a_fold_that_changes_nothing_keeps_the_one_statement(traced: Traced) -> None:

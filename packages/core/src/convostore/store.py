@@ -544,8 +544,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
 
         def write(tx: Tx) -> list[str]:
             at = tx.tick(now) if self.ordered else now
-            row = self._writable(self._lock_or_create(tx, cid, uid, at))
-            existing = tx.messages_by_id(cid, supplied)
+            row, existing = self._locked_with(tx, cid, uid, at, supplied)
             new: list[MessageRow] = []
             for m in prepared:
                 old = existing.get(m.id)
@@ -574,6 +573,25 @@ class ConversationStore(_Views, MemoryStoreMethods):
         if saved and self.backend.conditional_append:
             self._last_rows.remember(saved[0])
         return written
+
+    def _locked_with(
+        self, tx: Tx, cid: str, user_id: str | None, at: int, ids: Sequence[str]
+    ) -> tuple[ConversationRow, dict[str, MessageRow]]:
+        """The conversation's row, locked (created if needed), owned and writable, with its
+        messages among ``ids``. The locking read and the lookup travel together (the lookup
+        runs once the lock is held); where the conversation was created meanwhile, the
+        lookup runs again."""
+        locked = tx.conversation_later(cid, lock=True)
+        found = tx.messages_by_id_later(cid, ids)
+        existed: list[bool] = []
+
+        def read_locked() -> ConversationRow | None:
+            row = locked()
+            existed.append(row is not None)
+            return row
+
+        row = self._writable(self._lock_or_create(tx, cid, user_id, at, read_locked))
+        return row, found() if existed[0] else tx.messages_by_id(cid, ids)
 
     def _grown(
         self, row: ConversationRow, new: list[MessageRow], user_id: str | None, at: int
@@ -662,10 +680,18 @@ class ConversationStore(_Views, MemoryStoreMethods):
         )
         return row
 
-    def _lock_or_create(self, tx: Tx, cid: str, user_id: str | None, now: int) -> ConversationRow:
-        """Lock the conversation's row, creating it first if needed; enforce its owner."""
+    def _lock_or_create(
+        self,
+        tx: Tx,
+        cid: str,
+        user_id: str | None,
+        now: int,
+        locked: Callable[[], ConversationRow | None] | None = None,
+    ) -> ConversationRow:
+        """Lock the conversation's row (``locked``: that read, already sent), creating it first
+        if needed; enforce its owner."""
         row = (
-            tx.conversation(cid, lock=True)
+            (tx.conversation(cid, lock=True) if locked is None else locked())
             or tx.create_conversation(cid, user_id, now)
             or tx.conversation(cid, lock=True)
         )

@@ -198,11 +198,23 @@ class Tx(MemoryStatements, ABC):
             )
 
     def conversation(self, cid: str, *, lock: bool = False) -> ConversationRow | None:
+        return self.conversation_later(cid, lock=lock)()
+
+    def conversation_later(
+        self, cid: str, *, lock: bool = False
+    ) -> Callable[[], ConversationRow | None]:
+        """``conversation``, sent now and read when the returned function is called
+        (``prefetch``)."""
         suffix = self.lock_suffix if lock else ""
-        rows = self.execute(
+        rows = self.prefetch(
             f"SELECT {_CONV} FROM convostore_conversations WHERE id = ?{suffix}", [cid]
         )
-        return ConversationRow(*rows[0]) if rows else None
+
+        def row() -> ConversationRow | None:
+            found = rows()
+            return ConversationRow(*found[0]) if found else None
+
+        return row
 
     def create_conversation(
         self, cid: str, user_id: str | None, now: int
@@ -336,14 +348,21 @@ class Tx(MemoryStatements, ABC):
         raise NotImplementedError("this database appends through a locking read")
 
     def messages_by_id(self, cid: str, ids: Sequence[str]) -> dict[str, MessageRow]:
+        return self.messages_by_id_later(cid, ids)()
+
+    def messages_by_id_later(
+        self, cid: str, ids: Sequence[str]
+    ) -> Callable[[], dict[str, MessageRow]]:
+        """``messages_by_id``, sent now and read when the returned function is called
+        (``prefetch``)."""
         if not ids:
-            return {}
+            return dict
         marks = ", ".join("?" for _ in ids)
-        rows = self.execute(
+        rows = self.prefetch(
             f"SELECT {_MSG} FROM convostore_messages WHERE conversation_id = ? AND id IN ({marks})",
             [cid, *ids],
         )
-        return {r[1]: MessageRow(*r) for r in rows}
+        return lambda: {r[1]: MessageRow(*r) for r in rows()}
 
     def message(self, cid: str, mid: str) -> MessageRow | None:
         return self.messages_by_id(cid, [mid]).get(mid)
