@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import anyio
 import psycopg
@@ -32,9 +29,8 @@ from claude_agent_sdk import (
     project_key_for_directory,
 )
 from convostore_claude import ConvostoreSessionStore
-from report import markdown_report
+from report import PG, markdown_report, pg_schema
 
-PG = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 DIRECTORY = "/home/user/project"
 PROJECT = project_key_for_directory(DIRECTORY)
 
@@ -43,18 +39,6 @@ class WithoutSummaries(ConvostoreSessionStore):
     """The same store with list_session_summaries absent: the SDK falls back to load()."""
 
     list_session_summaries = SessionStore.list_session_summaries  # type: ignore[assignment]
-
-
-@contextmanager
-def pg_schema() -> Iterator[str]:
-    schema = f"bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    try:
-        yield f"{PG}?options={quote(f'-csearch_path={schema}')}"
-    finally:
-        with psycopg.connect(PG, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 def pg_bytes(url: str) -> int:

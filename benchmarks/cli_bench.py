@@ -21,33 +21,16 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import quote
 
 import psycopg
 from convostore import ConversationStore
-from report import markdown_report
+from report import markdown_report, pg_schema
 
-PG = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 CONVOSTORE = str(Path(sys.executable).parent / "convostore")
 PER_CONVERSATION = 100
 TEXT = "The quick brown fox jumps over the lazy dog. " * 4  # ~180 bytes, as a chat turn
 MSG_COLS = "conversation_id, seq, id, role, content, metadata, created_at, updated_at"
-
-
-@contextmanager
-def pg_schema() -> Iterator[str]:
-    schema = f"bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    try:
-        yield f"{PG}?options={quote(f'-csearch_path={schema}')}"
-    finally:
-        with psycopg.connect(PG, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 def build(path: Path, messages: int) -> None:

@@ -18,36 +18,14 @@ import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import quote
 
 import psycopg
 from convostore import ConversationStore
-from report import markdown_report
+from report import markdown_report, per_op, pg_schema
 
-PG = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 CONTENT = {"type": "text", "text": "The quick brown fox jumps over the lazy dog. " * 4}
-
-
-@contextmanager
-def pg_schema() -> Iterator[str]:
-    schema = f"bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    try:
-        yield f"{PG}?options={quote(f'-csearch_path={schema}')}"
-    finally:
-        with psycopg.connect(PG, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
-
-
-def per_op(fn: Callable[[], object], n: int) -> float:
-    start = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return (time.perf_counter() - start) / n
 
 
 def median_of(rounds: int, fn: Callable[[], float]) -> float:

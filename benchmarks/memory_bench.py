@@ -12,22 +12,17 @@ PostgreSQL is the server at $CONVOSTORE_TEST_PG, in a scratch schema dropped aft
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import count
-from urllib.parse import quote
 
-import psycopg
 from convostore import ConversationStore
 from convostore_langgraph import ConvostoreStore
-from report import markdown_report
+from report import markdown_report, per_op, pg_schema
 
-PG = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 TEXT = ("Notes on the deploy process. " * 80)[:2048]  # a 2 KB entry
 
 
@@ -37,21 +32,8 @@ def backend(kind: str) -> Iterator[str]:
         with tempfile.TemporaryDirectory() as tmp:
             yield f"sqlite:///{tmp}/bench.db"
         return
-    schema = f"bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    try:
-        yield f"{PG}?options={quote(f'-csearch_path={schema}')}"
-    finally:
-        with psycopg.connect(PG, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
-
-
-def per_op(fn: Callable[[], object], n: int) -> float:
-    start = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return (time.perf_counter() - start) / n
+    with pg_schema() as url:
+        yield url
 
 
 def us(seconds: float) -> str:

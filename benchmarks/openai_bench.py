@@ -28,7 +28,8 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -204,47 +205,78 @@ async def sqlite_pair(reps: int) -> None:
         print_table("SQLite file (WAL)", anchor, ours, full)
 
 
-async def postgres_pair(reps: int) -> None:
+def pg_unreachable() -> str | None:
+    """Why the PostgreSQL part cannot run (its packages or the server missing), or None."""
     try:
+        import asyncpg  # noqa: F401 - SQLAlchemySession's driver
         import psycopg
-        from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
-        from sqlalchemy.ext.asyncio import create_async_engine
 
         with psycopg.connect(PG_URL, connect_timeout=3, autocommit=True) as conn:
             conn.execute("SELECT 1")
     except Exception as exc:  # not installed or not reachable: say so and skip
-        print(f"\nPostgreSQL pair skipped: {exc}")
-        return
-    schemas = [f"bench_{uuid.uuid4().hex[:10]}" for _ in range(2)]
+        return str(exc)
+    return None
+
+
+@contextmanager
+def fresh_schemas(n: int) -> Iterator[list[str]]:
+    """``n`` new schemas on ``PG_URL``, dropped afterwards."""
+    import psycopg
+
+    schemas = [f"bench_{uuid.uuid4().hex[:10]}" for _ in range(n)]
     with psycopg.connect(PG_URL, autocommit=True) as conn:
         for schema in schemas:
             conn.execute(f"CREATE SCHEMA {schema}")
-    engine = create_async_engine(
-        PG_URL.replace("postgresql://", "postgresql+asyncpg://", 1),
-        connect_args={"server_settings": {"search_path": schemas[0]}},
-    )
-    from convostore import AsyncConversationStore
-
-    store = AsyncConversationStore(f"{PG_URL}?options={quote(f'-csearch_path={schemas[1]}')}")
     try:
-        anchor = Side(
-            "SQLAlchemySession (asyncpg)",
-            lambda sid: SQLAlchemySession(sid, engine=engine, create_tables=True),
-            lambda s: None,
-        )
-        ours = Side(
-            "ConvostoreSession (psycopg)",
-            lambda sid: ConvostoreSession(sid, store=store),
-            lambda s: None,
-        )
-        await bench_pair([anchor, ours], reps)
-        print_table("PostgreSQL 127.0.0.1", anchor, ours)
+        yield schemas
     finally:
-        await engine.dispose()
-        await store.aclose()
         with psycopg.connect(PG_URL, autocommit=True) as conn:
             for schema in schemas:
                 conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def sqlalchemy_engine(schema: str) -> Any:
+    """An asyncpg engine in ``schema`` (SQLAlchemySession's side)."""
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    return create_async_engine(
+        PG_URL.replace("postgresql://", "postgresql+asyncpg://", 1),
+        connect_args={"server_settings": {"search_path": schema}},
+    )
+
+
+def convostore_store(schema: str) -> Any:
+    """An async store in ``schema`` (ConvostoreSession's side)."""
+    from convostore import AsyncConversationStore
+
+    return AsyncConversationStore(f"{PG_URL}?options={quote(f'-csearch_path={schema}')}")
+
+
+async def postgres_pair(reps: int) -> None:
+    why = pg_unreachable()
+    if why is not None:
+        print(f"\nPostgreSQL pair skipped: {why}")
+        return
+    from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
+
+    with fresh_schemas(2) as schemas:
+        engine, store = sqlalchemy_engine(schemas[0]), convostore_store(schemas[1])
+        try:
+            anchor = Side(
+                "SQLAlchemySession (asyncpg)",
+                lambda sid: SQLAlchemySession(sid, engine=engine, create_tables=True),
+                lambda s: None,
+            )
+            ours = Side(
+                "ConvostoreSession (psycopg)",
+                lambda sid: ConvostoreSession(sid, store=store),
+                lambda s: None,
+            )
+            await bench_pair([anchor, ours], reps)
+            print_table("PostgreSQL 127.0.0.1", anchor, ours)
+        finally:
+            await engine.dispose()
+            await store.aclose()
 
 
 # -- concurrent writer processes on PostgreSQL -------------------------------------------------
@@ -256,16 +288,10 @@ def _session(kind: str, schema: str, sid: str) -> tuple[Any, Callable[[], Awaita
     """A session of ``kind`` in ``schema``, and what closes its connections."""
     if kind == "sqlalchemy":
         from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
-        from sqlalchemy.ext.asyncio import create_async_engine
 
-        engine = create_async_engine(
-            PG_URL.replace("postgresql://", "postgresql+asyncpg://", 1),
-            connect_args={"server_settings": {"search_path": schema}},
-        )
+        engine = sqlalchemy_engine(schema)
         return SQLAlchemySession(sid, engine=engine, create_tables=True), engine.dispose
-    from convostore import AsyncConversationStore
-
-    store = AsyncConversationStore(f"{PG_URL}?options={quote(f'-csearch_path={schema}')}")
+    store = convostore_store(schema)
     return ConvostoreSession(sid, store=store), store.aclose
 
 
@@ -306,17 +332,12 @@ def writers_rate(kind: str, schema: str, writers: int) -> float:
 
 
 async def postgres_writers() -> None:
-    try:
-        import psycopg
-
-        with psycopg.connect(PG_URL, connect_timeout=3, autocommit=True) as conn:
-            schemas = {kind: f"bench_{uuid.uuid4().hex[:10]}" for kind in ("sqlalchemy", "ours")}
-            for schema in schemas.values():
-                conn.execute(f"CREATE SCHEMA {schema}")
-    except Exception as exc:  # not installed or not reachable: say so and skip
-        print(f"\nPostgreSQL writers skipped: {exc}")
+    why = pg_unreachable()
+    if why is not None:
+        print(f"\nPostgreSQL writers skipped: {why}")
         return
-    try:
+    with fresh_schemas(2) as names:
+        schemas = dict(zip(("sqlalchemy", "ours"), names, strict=True))
         session, close = _session("sqlalchemy", schemas["sqlalchemy"], "setup")
         await session.get_items()  # its tables, created once before the writers start
         await close()
@@ -326,10 +347,6 @@ async def postgres_writers() -> None:
             kinds = list(schemas) if n % 2 == 0 else list(reversed(schemas))
             for kind in kinds:
                 rates[kind].append(writers_rate(kind, schemas[kind], writers))
-    finally:
-        with psycopg.connect(PG_URL, autocommit=True) as conn:
-            for schema in schemas.values():
-                conn.execute(f"DROP SCHEMA {schema} CASCADE")
     print(
         f"\nPostgreSQL 127.0.0.1: writer processes appending at once, each add_items of one item"
         f" {WRITES} times to its own session; items/s"

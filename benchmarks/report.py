@@ -9,6 +9,9 @@ A README quotes a generated file between two markers, which ``make bench`` refre
     <!-- /benchmark -->
 
 ``tests/docs/test_benchmarks.py`` checks that every quote equals its file.
+
+Also what every benchmark shares: ``PG`` (the server), ``pg_schema()`` (a URL on a fresh schema,
+dropped afterwards) and ``per_op`` (seconds a call).
 """
 
 from __future__ import annotations
@@ -22,10 +25,12 @@ import re
 import sqlite3
 import sys
 import time
-from collections.abc import Iterator, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[1]
 READMES = [
@@ -34,6 +39,30 @@ READMES = [
 ]
 QUOTE = re.compile(r"(<!-- benchmark: (\S+) -->\n)(.*?)(<!-- /benchmark -->)", re.DOTALL)
 PG = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+@contextlib.contextmanager
+def pg_schema() -> Iterator[str]:
+    """A URL of ``PG`` whose search_path is a fresh schema, dropped afterwards."""
+    import psycopg
+
+    schema = f"bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    sep = "&" if "?" in PG else "?"
+    try:
+        yield f"{PG}{sep}options={quote(f'-csearch_path={schema}')}"
+    finally:
+        with psycopg.connect(PG, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def per_op(fn: Callable[[], object], n: int) -> float:
+    """Seconds a call of ``fn``, over ``n`` calls."""
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - start) / n
 
 
 class _Tee(io.TextIOBase):

@@ -21,7 +21,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,7 +31,7 @@ from convostore import AsyncConversationStore, ConversationStore, Message
 from convostore_server import TokenTable, new_token
 from convostore_server.errors import dump_json
 from pydantic import TypeAdapter
-from report import PG, markdown_report
+from report import markdown_report, pg_schema
 from starlette.requests import Request
 
 HERE = Path(__file__).parent
@@ -248,21 +247,6 @@ async def where_the_time_goes(url: str) -> None:
     print("| piece | µs |\n|---|---|")
     for label, us in pieces:
         print(f"| {label} | {us:,.1f} |")
-
-
-@contextmanager
-def pg_schema() -> Iterator[str]:
-    import psycopg
-
-    schema = f"bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    sep = "&" if "?" in PG else "?"
-    try:
-        yield f"{PG}{sep}options={quote(f'-csearch_path={schema}')}"
-    finally:
-        with psycopg.connect(PG, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 async def main() -> None:

@@ -174,13 +174,7 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool, MemoryStoreBinding):
             entry = self._file(path)
             new_content = change(entry.content or "")
             try:
-                self._store.update_memory(
-                    self.memory_store_id,
-                    entry.entry_id,
-                    new_content,
-                    entry.version,
-                    user_id=self.user_id,
-                )
+                self._update(entry, new_content)
             except _STALE:
                 continue
             return new_content
@@ -193,14 +187,7 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool, MemoryStoreBinding):
         """Move one entry (same id, same history), re-reading it while it changes."""
         for _ in range(self.max_attempts):
             try:
-                self._store.update_memory(
-                    self.memory_store_id,
-                    entry.entry_id,
-                    None,
-                    entry.version,
-                    path=to,
-                    user_id=self.user_id,
-                )
+                self._update(entry, None, path=to)
             except MemoryPathConflictError as exc:
                 raise ToolError(f"The destination {new_path} already exists") from exc
             except MemoryVersionConflictError:

@@ -22,6 +22,7 @@ from .backends import Backend, Tx
 from .backends.base import POSTGRESQL_ONLY, SQLITE_ONLY, WouldBlock
 from .components import Component, PruneRequest, Table
 from .errors import MemoryStoreNotFoundError, MemoryValidationError
+from .models import MemoryEntry
 from .store import AsyncConversationStore, ConversationStore
 from .threads import run_in_thread, run_sync
 from .validation import (
@@ -112,6 +113,20 @@ class MemoryStoreBinding:
             self.close()
             raise MemoryStoreNotFoundError(f"memory_store_id {memory_store_id!r} not found")
         self.memory_store_id = found.memory_store_id
+
+    def _update(
+        self, entry: MemoryEntry, content: str | None, *, path: str | None = None
+    ) -> MemoryEntry:
+        """A new version of ``entry`` written on the version it was read at
+        (``MemoryVersionConflictError`` when it changed since); ``content`` None moves it."""
+        return self._store.update_memory(
+            self.memory_store_id,
+            entry.entry_id,
+            content,
+            entry.version,
+            path=path,
+            user_id=self.user_id,
+        )
 
     @property
     def store(self) -> ConversationStore:

@@ -186,13 +186,7 @@ class ConvostoreMemoryBackend(BackendProtocol, MemoryStoreBinding):
                         self.memory_store_id, key, content, user_id=self.user_id
                     )
                 else:
-                    self._store.update_memory(
-                        self.memory_store_id,
-                        entry.entry_id,
-                        content,
-                        entry.version,
-                        user_id=self.user_id,
-                    )
+                    self._update(entry, content)
             except (MemoryPathConflictError, MemoryVersionConflictError, MemoryEntryNotFoundError):
                 continue  # created, updated or deleted concurrently: read it again
             else:
@@ -280,13 +274,7 @@ class ConvostoreMemoryBackend(BackendProtocol, MemoryStoreBinding):
                     return EditResult(error=replaced)
                 new_content, occurrences = replaced
                 try:
-                    self._store.update_memory(
-                        self.memory_store_id,
-                        entry.entry_id,
-                        new_content,
-                        entry.version,
-                        user_id=self.user_id,
-                    )
+                    self._update(entry, new_content)
                 except (MemoryVersionConflictError, MemoryEntryNotFoundError):
                     continue  # changed or deleted since we read it: read it again
                 return EditResult(path=file_path, occurrences=occurrences)

@@ -63,6 +63,17 @@ MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1
 _CONV = "id, user_id, created_at, last_message_at, message_count, next_seq, metadata"
 _MSG = "seq, id, role, content, metadata, created_at, updated_at"
 
+# A conversation's row written back (every column but its id and creation time), and its values.
+SAVE_CONVERSATION = (
+    "UPDATE convostore_conversations SET user_id = ?, last_message_at = ?, message_count = ?,"
+    " next_seq = ?, metadata = ?"
+)
+
+
+def saved_values(row: ConversationRow) -> list[Any]:
+    return [row.user_id, row.last_message_at, row.message_count, row.next_seq, row.metadata]
+
+
 MIGRATIONS: list[list[str]] = [
     [
         """CREATE TABLE convostore_conversations (
@@ -228,18 +239,7 @@ class Tx(MemoryStatements, ABC):
         return ConversationRow(*rows[0]) if rows else None
 
     def save_conversation(self, row: ConversationRow) -> None:
-        self.send(
-            "UPDATE convostore_conversations SET user_id = ?, last_message_at = ?,"
-            " message_count = ?, next_seq = ?, metadata = ? WHERE id = ?",
-            [
-                row.user_id,
-                row.last_message_at,
-                row.message_count,
-                row.next_seq,
-                row.metadata,
-                row.id,
-            ],
-        )
+        self.send(f"{SAVE_CONVERSATION} WHERE id = ?", [*saved_values(row), row.id])
 
     def delete_conversation(self, cid: str) -> None:
         self.send("DELETE FROM convostore_messages WHERE conversation_id = ?", [cid])

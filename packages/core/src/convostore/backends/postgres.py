@@ -13,7 +13,17 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ..errors import ConvostoreError, MemoryValidationError, StorageError
-from .base import _MSG, MIGRATIONS, Backend, ConversationRow, MessageRow, T, Tx
+from .base import (
+    _MSG,
+    MIGRATIONS,
+    SAVE_CONVERSATION,
+    Backend,
+    ConversationRow,
+    MessageRow,
+    T,
+    Tx,
+    saved_values,
+)
 
 try:
     import psycopg
@@ -108,18 +118,9 @@ class PostgresTx(Tx):
             return
         values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * len(rows))
         self.send(
-            "WITH saved AS (UPDATE convostore_conversations SET user_id = ?,"
-            " last_message_at = ?, message_count = ?, next_seq = ?, metadata = ? WHERE id = ?)"
+            f"WITH saved AS ({SAVE_CONVERSATION} WHERE id = ?)"
             f" INSERT INTO convostore_messages (conversation_id, {_MSG}) VALUES {values}",
-            [
-                row.user_id,
-                row.last_message_at,
-                row.message_count,
-                row.next_seq,
-                row.metadata,
-                row.id,
-                *(v for r in rows for v in (cid, *r)),
-            ],
+            [*saved_values(row), row.id, *(v for r in rows for v in (cid, *r))],
         )
 
     def append_if_unchanged(
@@ -131,23 +132,14 @@ class PostgresTx(Tx):
         inserted only if it matched."""
         typed = "(?::text, ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::bigint, ?::bigint)"
         inserted = self.execute(
-            "WITH saved AS (UPDATE convostore_conversations SET user_id = ?,"
-            " last_message_at = ?, message_count = ?, next_seq = ?, metadata = ?"
+            f"WITH saved AS ({SAVE_CONVERSATION}"
             " WHERE id = ? AND user_id IS NOT DISTINCT FROM ?::text AND created_at = ?"
             " AND last_message_at = ? AND message_count = ? AND next_seq = ?"
             " AND metadata IS NOT DISTINCT FROM ?::text RETURNING 1)"
             f" INSERT INTO convostore_messages (conversation_id, {_MSG})"
             f" SELECT * FROM (VALUES {', '.join([typed] * len(rows))}) AS m"
             " WHERE EXISTS (SELECT FROM saved) RETURNING 1",
-            [
-                row.user_id,
-                row.last_message_at,
-                row.message_count,
-                row.next_seq,
-                row.metadata,
-                *seen,
-                *(v for r in rows for v in (seen.id, *r)),
-            ],
+            [*saved_values(row), *seen, *(v for r in rows for v in (seen.id, *r))],
         )
         return len(inserted) == len(rows)
 
