@@ -4,7 +4,9 @@
 
 A memory write keeps a version, a counter and a store row exact; the floor is a key-value write
 with none of that: ``ConvostoreStore.put`` (convostore-langgraph's ``BaseStore``) on the same
-backend. Both sides run interleaved in one process; medians of rounds. ``list_memories(limit=20)``
+backend. An update is also timed against the same writes by hand (``update_by_hand``), the
+floor of what it stores. Both sides run interleaved in one process; medians of rounds.
+``list_memories(limit=20)``
 is timed in a store of 1,000 entries and in one of ``--entries`` (it must stay flat).
 PostgreSQL is the server at $CONVOSTORE_TEST_PG, in a scratch schema dropped afterwards.
 """
@@ -12,13 +14,16 @@ PostgreSQL is the server at $CONVOSTORE_TEST_PG, in a scratch schema dropped aft
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import statistics
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import count
 
+import psycopg
 from convostore import ConversationStore
 from convostore_langgraph import ConvostoreStore
 from report import markdown_report, per_op, pg_schema
@@ -46,6 +51,64 @@ def fill(store: ConversationStore, kv: ConvostoreStore, sid: str, entries: int) 
         path = f"dir{i % 100:02}/note{i:07}.md"
         store.create_memory(sid, path, TEXT)
         kv.put(("bench", sid), path, {"text": TEXT})
+
+
+def update_by_hand(kind: str, url: str, sid: str, eid: str) -> Callable[[], None]:
+    """What an update writes, by hand as its floor, with none of the store's checks: the
+    store's sequence and counters moved, the entry pointed at its next version, the version
+    (with the content) inserted; in one BEGIN IMMEDIATE transaction on SQLite (at the store's
+    settings), in one statement on PostgreSQL (one round trip, one commit)."""
+    texts = [TEXT.encode(), TEXT[::-1].encode()]
+    n = count(2)
+    if kind == "sqlite":
+        conn = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None)
+        for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "secure_delete=ON"):
+            conn.execute(f"PRAGMA {pragma}")
+
+        def by_hand() -> None:
+            now, body = time.time_ns() // 1_000_000, texts[next(n) % 2]
+            conn.execute("BEGIN IMMEDIATE")
+            (seq,) = conn.execute(
+                "UPDATE convostore_memory_stores SET next_seq = next_seq + 1, updated_at = ?"
+                " WHERE id = ? RETURNING next_seq - 1",
+                [now, sid],
+            ).fetchone()
+            (version,) = conn.execute(
+                "UPDATE convostore_memory_entries SET version = version + 1, version_seq = ?,"
+                " updated_at = ? WHERE store_id = ? AND id = ? RETURNING version",
+                [seq, now, sid, eid],
+            ).fetchone()
+            conn.execute(
+                "INSERT INTO convostore_memory_versions VALUES"
+                " (?, ?, ?, ?, ?, 'update', 'hot.md', ?, ?, NULL, ?)",
+                [sid, seq, f"memver_{uuid.uuid4().hex[:32]}", eid, version, len(body), now, body],
+            )
+            conn.execute("COMMIT")
+
+        return by_hand
+    pg = psycopg.connect(url, prepare_threshold=None, autocommit=True)
+
+    def by_hand_pg() -> None:
+        now, body = time.time_ns() // 1_000_000, texts[next(n) % 2]
+        pg.execute(
+            "WITH s AS (UPDATE convostore_memory_stores SET next_seq = next_seq + 1,"
+            " updated_at = %(now)s WHERE id = %(sid)s RETURNING next_seq - 1 AS seq),"
+            " e AS (UPDATE convostore_memory_entries SET version = version + 1,"
+            " version_seq = (SELECT seq FROM s), updated_at = %(now)s"
+            " WHERE store_id = %(sid)s AND id = %(eid)s RETURNING version)"
+            " INSERT INTO convostore_memory_versions SELECT %(sid)s, s.seq, %(vid)s, %(eid)s,"
+            " e.version, 'update', 'hot.md', %(size)s, %(now)s, NULL, %(body)s FROM s, e",
+            {
+                "now": now,
+                "sid": sid,
+                "eid": eid,
+                "vid": f"memver_{uuid.uuid4().hex[:32]}",
+                "size": len(body),
+                "body": body,
+            },
+        )
+
+    return by_hand_pg
 
 
 def measure(kind: str, entries: int, rounds: int, ops: int) -> list[list[str]]:
@@ -78,6 +141,11 @@ def measure(kind: str, entries: int, rounds: int, ops: int) -> list[list[str]]:
             text = texts[version[0] % 2]
             version[0] = store.update_memory(work, entry.entry_id, text, version[0]).version
 
+        hand = store.create_memory_store("by hand").memory_store_id
+        by_hand = update_by_hand(
+            kind, url, hand, store.create_memory(hand, "hot.md", TEXT).entry_id
+        )
+
         def put_same() -> None:
             texts.reverse()
             kv.put(("work",), "hot.md", {"text": texts[0]})
@@ -87,6 +155,7 @@ def measure(kind: str, entries: int, rounds: int, ops: int) -> list[list[str]]:
             "put (new key)": put_new,
             "update_memory": update,
             "put (same key)": put_same,
+            "update by hand": by_hand,
             "get_memory": lambda: store.get_memory(work, entry.entry_id),
             "get": lambda: kv.get(("work",), "hot.md"),
             "list_memories(20), 1,000": lambda: store.list_memories(small, limit=20),
@@ -105,6 +174,9 @@ def measure(kind: str, entries: int, rounds: int, ops: int) -> list[list[str]]:
              f"{med['create_memory'] / med['put (new key)']:.2f}×"],
             [kind, "update it (a new version)", us(med["update_memory"]),
              us(med["put (same key)"]), f"{med['update_memory'] / med['put (same key)']:.2f}×"],
+            [kind, f"update, against the same writes by hand ({'sqlite3' if kind == 'sqlite' else 'psycopg'})",
+             us(med["update_memory"]), us(med["update by hand"]),
+             f"{med['update_memory'] / med['update by hand']:.2f}×"],
             [kind, "get it", us(med["get_memory"]), us(med["get"]),
              f"{med['get_memory'] / med['get']:.2f}×"],
             [kind, f"list 20 of {big} / of 1,000 (flat?)",

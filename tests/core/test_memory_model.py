@@ -72,15 +72,24 @@ def run_model_test(url: str) -> None:
     class MemoryVersusModel(RuleBasedStateMachine):
         @initialize()
         def open(self) -> None:
-            self.store = ConversationStore(
-                url, clock=lambda: now[0], limits=Limits(max_memory_entries_per_store=QUOTA)
-            )
+            def opened() -> ConversationStore:
+                limits = Limits(max_memory_entries_per_store=QUOTA)
+                return ConversationStore(url, clock=lambda: now[0], limits=limits)
+
+            self.store = opened()
+            # A second writer on a shared database: each store remembers the rows it wrote
+            # last, so writes through the other make what it remembers out of date.
+            self.writers = [self.store] + ([] if url.startswith("memory") else [opened()])
             self.model: list[Store] = []
 
         def teardown(self) -> None:
             for s in self.model:
                 self.store.delete_memory_store(s.sid)
-            self.store.close()
+            for writer in self.writers:
+                writer.close()
+
+        def writer(self, via: int) -> ConversationStore:
+            return self.writers[via % len(self.writers)]
 
         def pick_store(self, pick: int) -> Store | None:
             return self.model[pick % len(self.model)] if self.model else None
@@ -115,12 +124,13 @@ def run_model_test(url: str) -> None:
             made = self.store.create_memory_store("s", user_id=user)
             self.model.append(Store(made.memory_store_id, user))
 
-        @rule(pick=PICK, path=PATHS, content=TEXT, user=USERS)
-        def create(self, pick: int, path: str, content: str, user: str | None) -> None:
+        @rule(pick=PICK, path=PATHS, content=TEXT, user=USERS, via=PICK)
+        def create(self, pick: int, path: str, content: str, user: str | None, via: int) -> None:
             s = self.pick_store(pick)
             if s is None:
                 return
-            call = lambda: self.store.create_memory(s.sid, path, content, user_id=user)  # noqa: E731
+            store = self.writer(via)
+            call = lambda: store.create_memory(s.sid, path, content, user_id=user)  # noqa: E731
             if self.refused(s, user):
                 with pytest.raises(MemoryStoreOwnershipError):
                     call()
@@ -141,18 +151,27 @@ def run_model_test(url: str) -> None:
             content=st.none() | TEXT,
             path=st.none() | PATHS,
             skew=st.sampled_from([0, 0, -1, 1]),
+            via=PICK,
         )
         def update(
-            self, pick: int, which: int, content: str | None, path: str | None, skew: int
+            self,
+            *,
+            pick: int,
+            which: int,
+            content: str | None,
+            path: str | None,
+            skew: int,
+            via: int,
         ) -> None:
             s = self.pick_store(pick)
             e = self.pick_entry(s, which) if s else None
             if s is None or e is None:
                 return
             version = e.version + skew
+            store = self.writer(via)
 
             def call() -> object:
-                return self.store.update_memory(s.sid, e.eid, content, version, path=path)
+                return store.update_memory(s.sid, e.eid, content, version, path=path)
 
             if (content is None and path is None) or version < 1:
                 with pytest.raises(MemoryValidationError):
@@ -181,35 +200,42 @@ def run_model_test(url: str) -> None:
                     s, e.eid, e.version, op="update", path=e.path, content=e.content
                 )
 
-        @rule(pick=PICK, which=PICK, with_version=st.booleans(), skew=st.sampled_from([0, 0, 1]))
-        def delete(self, pick: int, which: int, with_version: bool, skew: int) -> None:
+        @rule(
+            pick=PICK,
+            which=PICK,
+            with_version=st.booleans(),
+            skew=st.sampled_from([0, 0, 1]),
+            via=PICK,
+        )
+        def delete(self, *, pick: int, which: int, with_version: bool, skew: int, via: int) -> None:
             s = self.pick_store(pick)
             e = self.pick_entry(s, which) if s else None
             if s is None:
                 return
+            store = self.writer(via)
             if e is None:
                 with pytest.raises(MemoryEntryNotFoundError):
-                    self.store.delete_memory(s.sid, "mem_missing")
+                    store.delete_memory(s.sid, "mem_missing")
                 return
             version = e.version + skew if with_version else None
             if version is not None and skew:
                 with pytest.raises(MemoryVersionConflictError):
-                    self.store.delete_memory(s.sid, e.eid, version=version)
+                    store.delete_memory(s.sid, e.eid, version=version)
                 return
-            got = self.store.delete_memory(s.sid, e.eid, version=version)
+            got = store.delete_memory(s.sid, e.eid, version=version)
             del s.entries[e.eid]
             ver = self.add_version(s, e.eid, e.version + 1, op="delete", path=e.path, content=None)
             assert (got.version_id, got.operation, got.size) == (ver.vid, "delete", 0)
             # a retry answers with the same deletion version
             assert self.store.delete_memory(s.sid, e.eid) == got
 
-        @rule(pick=PICK, which=PICK)
-        def redact(self, pick: int, which: int) -> None:
+        @rule(pick=PICK, which=PICK, via=PICK)
+        def redact(self, pick: int, which: int, via: int) -> None:
             s = self.pick_store(pick)
             if s is None or not s.versions:
                 return
             ver = s.versions[which % len(s.versions)]
-            got = self.store.redact_memory_version(s.sid, ver.vid)
+            got = self.writer(via).redact_memory_version(s.sid, ver.vid)
             ver.redacted, ver.content = True, None
             assert got.redacted and got.content is None
 

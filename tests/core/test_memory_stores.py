@@ -128,6 +128,43 @@ def test_update_needs_the_current_version(store: ConversationStore, sid: str) ->
     assert got.created_at == entry.created_at
 
 
+def test_an_update_is_judged_on_the_rows_as_they_are_now(shared_url: str) -> None:
+    """A store updates an entry it wrote last without a locking read, on the rows as it wrote
+    them; whatever another writer did since (an update, a write to another entry, a
+    redaction, a deletion) is seen and judged as it is in the database."""
+    with ConversationStore(shared_url) as ours, ConversationStore(shared_url) as theirs:
+        sid = ours.create_memory_store("s").memory_store_id
+        a = ours.create_memory(sid, "a.md", "a1")
+        b = ours.create_memory(sid, "b.md", "b1")
+        assert ours.update_memory(sid, a.entry_id, "a2", 1).version == 2  # as written last
+        theirs.update_memory(sid, a.entry_id, "theirs", 2)
+        with pytest.raises(MemoryVersionConflictError) as caught:
+            ours.update_memory(sid, a.entry_id, "stale", 2)
+        assert caught.value.current_version == 3
+        assert ours.update_memory(sid, a.entry_id, "a4", 3).version == 4
+        theirs.update_memory(sid, b.entry_id, "b2", 1)  # the store's counters moved
+        assert ours.update_memory(sid, a.entry_id, "a5", 4).content == "a5"
+        [*_, current] = ours.list_memory_versions(sid, entry_id=a.entry_id).items
+        theirs.redact_memory_version(sid, current.version_id)
+        assert ours.update_memory(sid, a.entry_id, "a6", 5).content == "a6"
+        assert ours.get_memory_version(sid, current.version_id).redacted  # type: ignore[union-attr]
+        meta = theirs.get_memory_store(sid)
+        assert meta is not None and (meta.entry_count, meta.total_size) == (2, 4)
+        theirs.delete_memory(sid, a.entry_id)
+        theirs.create_memory(sid, "a.md", "a again")
+        with pytest.raises(MemoryEntryNotFoundError):
+            ours.update_memory(sid, a.entry_id, "gone", 6)
+        history = theirs.list_memory_versions(sid, entry_id=a.entry_id).items
+        assert [(v.version, v.operation) for v in history] == [
+            (1, "create"),
+            *((n, "update") for n in range(2, 7)),
+            (7, "delete"),
+        ]
+        theirs.delete_memory_store(sid)
+        with pytest.raises(MemoryStoreNotFoundError):
+            ours.update_memory(sid, b.entry_id, "gone", 2)
+
+
 def test_a_move_keeps_the_entry_and_its_history(store: ConversationStore, sid: str) -> None:
     entry = store.create_memory(sid, "draft.md", "text")
     store.create_memory(sid, "taken.md", "other")

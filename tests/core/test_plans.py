@@ -2,7 +2,8 @@
 before any ANALYZE (without statistics the planner takes ``column = ?`` for a handful of rows,
 reads them all and sorts, so a page would cost the whole conversation or user). The plans are
 read with EXPLAIN: a fact about the query shapes, not a timing. The tables are loaded to a few
-thousand rows: on a tiny table reading all and sorting is the right plan, and is chosen."""
+thousand rows: on a tiny table reading all and sorting is the right plan, and is chosen. Reads
+by a memory entry's id take its index even in a store the last ANALYZE did not see."""
 # (The loads below give each table its rows in one statement, as an import would.)
 
 from __future__ import annotations
@@ -97,3 +98,54 @@ def test_pages_walk_an_index_without_statistics(loaded: ConversationStore, name:
     assert "Index" in plan, plan
     for wrong in ("Sort", "Bitmap", "Seq Scan"):
         assert wrong not in plan, plan
+
+
+# A store created after the last ANALYZE: the planner takes its rows for a handful.
+NEW_STORE = [
+    "INSERT INTO convostore_memory_stores VALUES ('memstore_new', NULL, 'n', NULL, NULL, 0, 0,"
+    " 3000, 12000, 3001)",
+    "INSERT INTO convostore_memory_entries SELECT 'memstore_new', 'new/' || i, 'mem_new' || i,"
+    " 1, i, 4, 0, 0 FROM generate_series(1, 3000) i",
+    "INSERT INTO convostore_memory_versions SELECT 'memstore_new', i, 'memver_new' || i,"
+    " 'mem_new' || i, 1, 'create', 'new/' || i, 4, 0, NULL, 'text'::bytea"
+    " FROM generate_series(1, 3000) i",
+]
+
+BY_ID: dict[str, tuple[Callable[[Any], object], str]] = {
+    "get_memory": (
+        lambda tx: Tx.store_and_entry(tx, "memstore_new", entry_id="mem_new7", content=True),
+        "convostore_memory_entries_by_id",
+    ),
+    "delete_memory of a deleted entry": (
+        lambda tx: Tx.last_memory_version(tx, "memstore_new", "mem_new7"),
+        "convostore_memory_versions_by_entry",
+    ),
+    "list_memory_versions of an entry": (
+        lambda tx: Tx.page_memory_versions(
+            tx, "memstore_new", entry_id="mem_new7", after_seq=None, limit=21
+        ),
+        "convostore_memory_versions_by_entry",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", BY_ID)
+def test_an_entry_is_found_by_its_id_in_a_store_the_statistics_miss(
+    loaded: ConversationStore, name: str
+) -> None:
+    """An entry (or its versions) read by id takes the id's index, not a walk of the store's
+    entries along the primary key that the planner would cost as a handful of rows."""
+    with psycopg.connect(loaded.url, autocommit=True) as conn:
+        conn.execute(b"ANALYZE")
+        for statement in NEW_STORE:
+            conn.execute(statement.encode())
+    call, index = BY_ID[name]
+
+    def explain(tx: Tx) -> list[str]:
+        explained = Explained(tx)
+        call(explained)
+        return explained.plans
+
+    [plan] = loaded.backend.read(explain)
+    assert index in plan, plan
+    assert "Seq Scan on convostore_memory_entries" not in plan, plan

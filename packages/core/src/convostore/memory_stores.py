@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import re
 import secrets
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from .backends import Backend, Tx
 from .backends.memories import MemoryEntryRow, MemoryStoreRow, MemoryVersionRow
 from .errors import (
+    ConvostoreError,
     MemoryEntryNotFoundError,
     MemoryPathConflictError,
     MemoryQuotaExceededError,
@@ -104,6 +107,61 @@ def _version(row: MemoryVersionRow) -> MemoryVersion:
 _VERSION_ID = re.compile(r"memver_[0-9a-f]{20}([0-9a-f]{12})")
 
 
+def _version_row(  # noqa: PLR0917 - the version's fields
+    store: MemoryStoreRow,
+    entry_id: str,
+    version: int,
+    operation: MemoryOperation,
+    path: str,
+    content: bytes | None,
+    now: int,
+) -> MemoryVersionRow:
+    """The store's next version (numbered by its sequence)."""
+    return MemoryVersionRow(
+        store_id=store.id,
+        seq=store.next_seq,
+        id=_version_id(now, store.next_seq),
+        entry_id=entry_id,
+        version=version,
+        operation=operation,
+        path=path,
+        size=0 if content is None else len(content),
+        created_at=now,
+        redacted_at=None,
+        content=content,
+    )
+
+
+class _LastMemoryRows:
+    """Memory stores' and entries' rows as this process last wrote them (the newest 1,024
+    of each, without content): what a conditional update compares with. Never trusted for
+    more: the database checks them."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self.stores: OrderedDict[str, MemoryStoreRow] = OrderedDict()
+        self.entries: OrderedDict[str, MemoryEntryRow] = OrderedDict()
+
+    def get(self, sid: str, eid: str) -> tuple[MemoryStoreRow | None, MemoryEntryRow | None]:
+        entry = self.entries.get(eid)
+        return self.stores.get(sid), entry if entry is not None and entry.store_id == sid else None
+
+    def remember(self, store: MemoryStoreRow, entry: MemoryEntryRow | None = None) -> None:
+        self._put(self.stores, store.id, store)
+        if entry is not None:
+            self._put(self.entries, entry.id, entry._replace(content=None))
+
+    def forget(self, eid: str) -> None:
+        self.entries.pop(eid, None)
+
+    def _put(self, rows: OrderedDict[str, Any], key: str, row: Any) -> None:
+        rows.pop(key, None)  # then the newest (each step is atomic for other threads)
+        rows[key] = row
+        while len(rows) > self.size:
+            with contextlib.suppress(KeyError):  # another thread took the oldest first
+                rows.popitem(last=False)
+
+
 def _version_id(now: int, seq: int) -> str:
     """``memver_`` + 12 hex digits of milliseconds + 8 random + 12 of the store's sequence
     number (which finds the row by its primary key)."""
@@ -149,6 +207,7 @@ class MemoryStoreMethods:
     limits: Limits
     clock: Callable[[], int]
     strict_ownership: bool
+    _last_memory: _LastMemoryRows  # shared with the store's twins
 
     def _store_owned(self, row: MemoryStoreRow, user_id: str | None) -> MemoryStoreRow:
         """``row``, if ``user_id`` (when given) may use it (``check_owner``)."""
@@ -218,21 +277,61 @@ class MemoryStoreMethods:
         now: int,
     ) -> MemoryVersionRow:
         """Append a version to the store (numbered by the store's sequence)."""
-        row = MemoryVersionRow(
-            store_id=store.id,
-            seq=store.next_seq,
-            id=_version_id(now, store.next_seq),
-            entry_id=entry_id,
-            version=version,
-            operation=operation,
-            path=path,
-            size=0 if content is None else len(content),
-            created_at=now,
-            redacted_at=None,
-            content=content,
-        )
+        row = _version_row(store, entry_id, version, operation, path, content, now)
         tx.insert_memory_version(row)
         return row
+
+    def _updated(
+        self,
+        store: MemoryStoreRow,
+        entry: MemoryEntryRow,
+        body: bytes,
+        path: str,
+        now: int,
+    ) -> tuple[MemoryVersionRow, MemoryEntryRow, MemoryStoreRow]:
+        """What an update of ``entry`` to ``body`` at ``path`` writes: its version, the entry
+        pointing at it, the store's row."""
+        written = _version_row(store, entry.id, entry.version + 1, "update", path, body, now)
+        updated = entry._replace(
+            path=path,
+            version=written.version,
+            version_seq=written.seq,
+            size=len(body),
+            updated_at=max(now, entry.created_at),
+            redacted_at=None,
+            content=body,
+        )
+        saved = store._replace(
+            updated_at=now,
+            total_size=store.total_size - entry.size + len(body),
+            next_seq=store.next_seq + 1,
+        )
+        return written, updated, saved
+
+    def _update_unchanged(
+        self, sid: str, eid: str, *, uid: str | None, expected: int, data: bytes, now: int
+    ) -> MemoryEntryRow | None:
+        """An update that keeps the path, written without a locking read where this store
+        wrote the entry last: the rules run on the rows as written then, the database
+        checks that they are still exactly that (one statement on PostgreSQL). None where
+        not tried or where they changed; the caller then takes the locking path (which
+        raises any error from the rows as they are)."""
+        store, entry = self._last_memory.get(sid, eid)
+        if store is None or entry is None or entry.version != expected:
+            return None
+        try:
+            self._store_owned(store, uid)  # a store's owner never changes
+        except ConvostoreError:
+            return None
+        written, updated, saved = self._updated(store, entry, data, entry.path, now)
+        if self.backend.write(
+            lambda tx: tx.update_memory_if_unchanged((store, entry), written, updated, saved),
+            single_statement=self.backend.conditional_append,
+        ):
+            self._last_memory.remember(saved, updated)
+            return updated
+        self._last_memory.forget(eid)
+        return None
 
     # -- stores ----------------------------------------------------------------------------
 
@@ -339,17 +438,20 @@ class MemoryStoreMethods:
             )
             entry = MemoryEntryRow(sid, path, entry_id, 1, version.seq, len(data), now, now)
             tx.insert_memory_entry(entry)
-            tx.save_memory_store(
-                store._replace(
-                    updated_at=now,
-                    entry_count=store.entry_count + 1,
-                    total_size=store.total_size + len(data),
-                    next_seq=store.next_seq + 1,
-                )
+            saved = store._replace(
+                updated_at=now,
+                entry_count=store.entry_count + 1,
+                total_size=store.total_size + len(data),
+                next_seq=store.next_seq + 1,
             )
+            tx.save_memory_store(saved)
+            written[:] = [(saved, entry)]
             return entry._replace(content=data)
 
-        return _entry(self.backend.write(write))
+        written: list[tuple[MemoryStoreRow, MemoryEntryRow]] = []
+        created = self.backend.write(write)
+        self._last_memory.remember(*written[0])
+        return _entry(created)
 
     def list_memories(
         self,
@@ -436,6 +538,10 @@ class MemoryStoreMethods:
         if data is None and new_path is None:
             raise MemoryValidationError("update_memory needs content, path or both")
         now = self.clock()
+        if data is not None and new_path is None:
+            quick = self._update_unchanged(sid, eid, uid=uid, expected=expected, data=data, now=now)
+            if quick is not None:
+                return _entry(quick)
 
         def write(tx: Tx) -> MemoryEntryRow:
             store, entry = self._store_and_entry(
@@ -460,36 +566,17 @@ class MemoryStoreMethods:
                         argument="content",
                     )
                 body = entry.content or b""
-            written = self._write_version(
-                tx,
-                store,
-                entry_id=eid,
-                version=entry.version + 1,
-                operation="update",
-                path=moved_to,
-                content=body,
-                now=now,
-            )
-            updated = entry._replace(
-                path=moved_to,
-                version=written.version,
-                version_seq=written.seq,
-                size=len(body),
-                updated_at=max(now, entry.created_at),
-                redacted_at=None,
-                content=body,
-            )
-            tx.update_memory_entry(updated, moved=moved_to != entry.path)
-            tx.save_memory_store(
-                store._replace(
-                    updated_at=now,
-                    total_size=store.total_size - entry.size + len(body),
-                    next_seq=store.next_seq + 1,
-                )
-            )
+            version, updated, saved = self._updated(store, entry, body, moved_to, now)
+            tx.insert_memory_version(version)
+            tx.update_memory_entry(updated, was_at=entry.path)
+            tx.save_memory_store(saved)
+            written[:] = [saved]
             return updated
 
-        return _entry(self.backend.write(write))
+        written: list[MemoryStoreRow] = []
+        updated = self.backend.write(write)
+        self._last_memory.remember(written[0], updated)
+        return _entry(updated)
 
     def delete_memory(
         self,
@@ -531,18 +618,23 @@ class MemoryStoreMethods:
                 content=None,
                 now=now,
             )
-            tx.delete_memory_entry(sid, eid)
-            tx.save_memory_store(
-                store._replace(
-                    updated_at=now,
-                    entry_count=store.entry_count - 1,
-                    total_size=store.total_size - entry.size,
-                    next_seq=store.next_seq + 1,
-                )
+            tx.delete_memory_entry(entry)
+            saved = store._replace(
+                updated_at=now,
+                entry_count=store.entry_count - 1,
+                total_size=store.total_size - entry.size,
+                next_seq=store.next_seq + 1,
             )
+            tx.save_memory_store(saved)
+            stores[:] = [saved]
             return written
 
-        return _version(self.backend.write(write))
+        stores: list[MemoryStoreRow] = []
+        deleted = self.backend.write(write)
+        self._last_memory.forget(eid)
+        if stores:
+            self._last_memory.remember(stores[0])
+        return _version(deleted)
 
     # -- versions --------------------------------------------------------------------------
 

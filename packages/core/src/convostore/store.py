@@ -51,7 +51,7 @@ from .errors import (
     MessageNotFoundError,
 )
 from .ids import new_ids, now_ms
-from .memory_stores import MemoryStoreMethods
+from .memory_stores import MemoryStoreMethods, _LastMemoryRows
 from .models import (
     ChangeKind,
     ConversationChange,
@@ -399,6 +399,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
     ) -> None:
         self._views = {}
         self._last_rows = _LastRows()  # shared with this store's twins (same database)
+        self._last_memory = _LastMemoryRows()
         self.ordered = False
         self.strict_ownership = False
         self.component: str | None = None

@@ -1,7 +1,8 @@
 """The memory stores' tables and statements (part of the core component; ``Tx`` has them).
 
 A memory store's row holds its counters (``entry_count``, ``total_size``) and the sequence
-number of its next version; every write locks that row first, so counters stay exact and
+number of its next version; every write locks that row first (or, for an update on rows this
+process wrote last, updates it only where it still holds them), so counters stay exact and
 versions are numbered in commit order. An entry row is a live entry (deleting it removes the
 row, so the path is free again); its content lives once, in its current version's row.
 """
@@ -126,6 +127,7 @@ class MemoryStatements(ABC):
     """The memory stores' statements, written once for both databases (``?`` placeholders)."""
 
     lock_suffix = ""
+    one_statement_writes = False  # data-modifying WITH (PostgreSQL)
 
     @abstractmethod
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
@@ -207,9 +209,15 @@ class MemoryStatements(ABC):
         one statement; with it, the store's row is locked first and the entry read after the
         lock is held (in the same round trip on a server database): a join would read the
         entry from before a wait for the lock."""
-        column, value = ("id", entry_id) if entry_id is not None else ("path", path)
         extra = ", v.redacted_at" + (", v.content" if content else "")
-        entry_sql = f"SELECT {_ENTRY}{extra}{_ENTRY_JOIN} WHERE e.store_id = ? AND e.{column} = ?"
+        # By id, the entry is found by its id alone (ids are unique) and its store compared
+        # after: with the store in the condition, a planner without statistics of a new store
+        # walks all its entries along the primary key instead (a MATERIALIZED query keeps the
+        # join's condition out).
+        where, params = (
+            ("e.id = ?", [entry_id]) if entry_id else ("e.store_id = ? AND e.path = ?", [sid, path])
+        )
+        entry_sql = f"SELECT {_ENTRY}{extra}{_ENTRY_JOIN} WHERE {where}"
         if lock:
             stores, entries = self.execute_batch(
                 [
@@ -218,17 +226,17 @@ class MemoryStatements(ABC):
                         + self.lock_suffix,
                         [sid],
                     ),
-                    (entry_sql, [sid, value]),
+                    (entry_sql, params),
                 ]
             )
+            entries = [e for e in entries if e[0] == sid]
             found = [(*stores[0], *entries[0]) if entries else (*stores[0], None)] if stores else []
         else:
             found = self.execute(
-                f"SELECT {_STORE_S}, {_ENTRY}{extra} FROM convostore_memory_stores s"
-                " LEFT JOIN (convostore_memory_entries e JOIN convostore_memory_versions v"
-                " ON v.store_id = e.store_id AND v.seq = e.version_seq)"
-                f" ON e.store_id = s.id AND e.{column} = ? WHERE s.id = ?",
-                [value, sid],
+                f"WITH x AS MATERIALIZED ({entry_sql}) SELECT {_STORE_S}, x.*"
+                " FROM convostore_memory_stores s LEFT JOIN x ON x.store_id = s.id"
+                " WHERE s.id = ?",
+                [*params, sid],
             )
         if not found:
             return None, None
@@ -246,13 +254,15 @@ class MemoryStatements(ABC):
             row[:8],
         )
 
-    def update_memory_entry(self, row: MemoryEntryRow, *, moved: bool) -> None:
-        """Point the entry at its new version (and its new path if ``moved``: a column that is
-        set is rewritten in its indexes even when its value is unchanged)."""
-        path = "path = ?, " if moved else ""
+    def update_memory_entry(self, row: MemoryEntryRow, *, was_at: str) -> None:
+        """Point the entry (found at its primary key: ``was_at``, its path before) at its new
+        version, and at its new path if it moved (a column that is set is rewritten in its
+        indexes even when its value is unchanged)."""
+        moved = row.path != was_at
         self.send(
-            f"UPDATE convostore_memory_entries SET {path}version = ?, version_seq = ?, size = ?,"
-            " updated_at = ? WHERE store_id = ? AND id = ?",
+            f"UPDATE convostore_memory_entries SET {'path = ?, ' if moved else ''}version = ?,"
+            " version_seq = ?, size = ?, updated_at = ? WHERE store_id = ? AND path = ?"
+            " AND id = ?",
             [
                 *([row.path] if moved else []),
                 row.version,
@@ -260,13 +270,89 @@ class MemoryStatements(ABC):
                 row.size,
                 row.updated_at,
                 row.store_id,
+                was_at,
                 row.id,
             ],
         )
 
-    def delete_memory_entry(self, sid: str, entry_id: str) -> None:
+    def delete_memory_entry(self, entry: MemoryEntryRow) -> None:
         self.send(
-            "DELETE FROM convostore_memory_entries WHERE store_id = ? AND id = ?", [sid, entry_id]
+            "DELETE FROM convostore_memory_entries WHERE store_id = ? AND path = ? AND id = ?",
+            [entry.store_id, entry.path, entry.id],
+        )
+
+    def update_memory_if_unchanged(
+        self,
+        seen: tuple[MemoryStoreRow, MemoryEntryRow],
+        version: MemoryVersionRow,
+        entry: MemoryEntryRow,
+        store: MemoryStoreRow,
+    ) -> bool:
+        """Write an update that keeps the entry's path (the version, the entry pointing at it,
+        the store's counters) only if the store's row and the entry's still hold what
+        ``seen`` holds where an update reads them; return whether they did (otherwise nothing
+        is written). Every write to a store moves its ``next_seq``, so a store row that still
+        holds it has seen no write since. One statement on PostgreSQL; elsewhere, inside the caller's transaction, the
+        store's conditional update first."""
+        old_store, old_entry = seen
+        guard = (
+            " WHERE id = ? AND entry_count = ? AND total_size = ? AND next_seq = ? AND EXISTS"
+            " (SELECT 1 FROM convostore_memory_entries WHERE store_id = ? AND id = ?"
+            " AND path = ? AND version = ? AND version_seq = ? AND size = ?)"
+        )
+        guard_values = [
+            old_store.id,
+            old_store.entry_count,
+            old_store.total_size,
+            old_store.next_seq,
+            old_entry.store_id,
+            old_entry.id,
+            old_entry.path,
+            old_entry.version,
+            old_entry.version_seq,
+            old_entry.size,
+        ]
+        store_sql = (
+            "UPDATE convostore_memory_stores SET updated_at = ?, entry_count = ?,"
+            f" total_size = ?, next_seq = ?{guard} RETURNING 1"
+        )
+        store_values = [
+            store.updated_at,
+            store.entry_count,
+            store.total_size,
+            store.next_seq,
+            *guard_values,
+        ]
+        entry_sql = (
+            "UPDATE convostore_memory_entries SET version = ?, version_seq = ?, size = ?,"
+            " updated_at = ? WHERE store_id = ? AND path = ? AND id = ?"
+        )
+        entry_values = [
+            entry.version,
+            entry.version_seq,
+            entry.size,
+            entry.updated_at,
+            entry.store_id,
+            entry.path,
+            entry.id,
+        ]
+        if not self.one_statement_writes:
+            if not self.execute(store_sql, store_values):
+                return False
+            self.send(entry_sql, entry_values)
+            self.insert_memory_version(version)
+            return True
+        typed = (
+            "?::text, ?::bigint, ?::text, ?::text, ?::bigint, ?::text, ?::text, ?::bigint,"
+            " ?::bigint, ?::bigint, ?::bytea"
+        )
+        return bool(
+            self.execute(
+                f"WITH s AS ({store_sql}), e AS ({entry_sql} AND EXISTS (SELECT FROM s)"
+                f" RETURNING 1) INSERT INTO convostore_memory_versions ({_VERSION}, content)"
+                f" SELECT {typed} WHERE EXISTS (SELECT FROM e) RETURNING 1",
+                [*store_values, *entry_values, *version],
+            )
         )
 
     def page_memory_entries(
@@ -332,23 +418,24 @@ class MemoryStatements(ABC):
         where, params = key_range(
             f"{column}, seq", sid if entry_id is None else entry_id, after=after_seq, low=0
         )
-        if entry_id is not None:
-            where += " AND store_id = ?"
-            params.append(sid)
         rows = self.execute(
             f"SELECT {_VERSION} FROM convostore_memory_versions WHERE {where}"
             f" ORDER BY {column}, seq LIMIT ?",
             [*params, limit],
         )
-        return [MemoryVersionRow(*r) for r in rows]
+        # an entry's versions are all in its store: found by the entry alone (as
+        # store_and_entry finds entries), they are the store's if the first one is
+        return [MemoryVersionRow(*r) for r in rows] if not rows or rows[0][0] == sid else []
 
     def last_memory_version(self, sid: str, entry_id: str) -> MemoryVersionRow | None:
+        """The entry's last version, if the entry is the store's (found by the entry's id
+        alone, as ``store_and_entry`` finds it)."""
         rows = self.execute(
             f"SELECT {_VERSION} FROM convostore_memory_versions WHERE entry_id = ?"
-            " AND store_id = ? ORDER BY seq DESC LIMIT 1",
-            [entry_id, sid],
+            " ORDER BY entry_id DESC, seq DESC LIMIT 1",
+            [entry_id],
         )
-        return MemoryVersionRow(*rows[0]) if rows else None
+        return MemoryVersionRow(*rows[0]) if rows and rows[0][0] == sid else None
 
     def redact_memory_version(self, sid: str, seq: int, at: int) -> None:
         self.send(

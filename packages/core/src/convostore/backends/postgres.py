@@ -56,6 +56,7 @@ CONNECT_TIMEOUT = 5
 
 class PostgresTx(Tx):
     lock_suffix = " FOR UPDATE"
+    one_statement_writes = True
 
     def __init__(
         self,
