@@ -165,6 +165,33 @@ def test_an_update_is_judged_on_the_rows_as_they_are_now(shared_url: str) -> Non
             ours.update_memory(sid, b.entry_id, "gone", 2)
 
 
+def test_a_create_is_judged_on_the_store_as_it_is_now(shared_url: str) -> None:
+    """A create in a store this one wrote last skips the locking read; a path taken, a quota
+    reached or a store deleted by another writer since is still refused."""
+    limits = Limits(max_memory_entries_per_store=3)
+    with (
+        ConversationStore(shared_url, limits=limits) as ours,
+        ConversationStore(shared_url, limits=limits) as theirs,
+    ):
+        sid = ours.create_memory_store("s").memory_store_id
+        ours.create_memory(sid, "a.md", "a")
+        theirs.create_memory(sid, "b.md", "theirs")
+        with pytest.raises(MemoryPathConflictError):
+            ours.create_memory(sid, "b.md", "ours")
+        ours.create_memory(sid, "c.md", "c")  # the third: as the store is now
+        theirs.delete_memory(sid, ours.get_memory_by_path(sid, "a.md").entry_id)  # type: ignore[union-attr]
+        assert ours.create_memory(sid, "a.md", "again").version == 1
+        theirs.delete_memory(sid, theirs.get_memory_by_path(sid, "b.md").entry_id)  # type: ignore[union-attr]
+        theirs.create_memory(sid, "d.md", "theirs")
+        with pytest.raises(MemoryQuotaExceededError):
+            ours.create_memory(sid, "e.md", "one too many")
+        meta = ours.get_memory_store(sid)
+        assert meta is not None and (meta.entry_count, meta.total_size) == (3, 12)
+        theirs.delete_memory_store(sid)
+        with pytest.raises(MemoryStoreNotFoundError):
+            ours.create_memory(sid, "f.md", "gone")
+
+
 def test_a_move_keeps_the_entry_and_its_history(store: ConversationStore, sid: str) -> None:
     entry = store.create_memory(sid, "draft.md", "text")
     store.create_memory(sid, "taken.md", "other")

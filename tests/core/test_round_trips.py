@@ -182,12 +182,12 @@ def test_single_statement_reads_take_one_round_trip(traced: Traced) -> None:
     assert traced.round_trips(lambda s: s.get_conversation(conversation_id="c")) == 1
 
 
-def test_a_memory_update_after_this_stores_own_write_takes_one_round_trip(
+def test_a_memory_write_after_this_stores_own_write_takes_one_round_trip(
     traced: Traced, pg_schema_url: str
 ) -> None:
-    """One statement when the store wrote the entry and its memory store last; otherwise
-    (or for a create) the locked store row with the entry, then the version, entry and store
-    writes with COMMIT (a move looks its new path up in between)."""
+    """One statement for a create or an update when this store wrote the memory store (and
+    the entry) last; otherwise the locked store row with the entry, then the version, entry
+    and store writes with COMMIT (a move looks its new path up in between)."""
     store = traced.store
     sid = store.create_memory_store("s").memory_store_id
     entry = store.create_memory(sid, "a.md", "one")
@@ -196,10 +196,14 @@ def test_a_memory_update_after_this_stores_own_write_takes_one_round_trip(
     move = lambda s: s.update_memory(sid, entry.entry_id, None, 3, path="b.md")  # noqa: E731
     assert traced.round_trips(move) == 3
     create = lambda s: s.create_memory(sid, "c.md", "new")  # noqa: E731
-    assert traced.round_trips(create) == 2
+    assert traced.round_trips(create) == 1
     assert traced.round_trips(lambda s: s.get_memory(sid, entry.entry_id)) == 1
     with ConversationStore(pg_schema_url) as theirs:
         theirs.create_memory(sid, "d.md", "theirs")
     # the store's row moved: the one statement finds it, then the locking path
     assert traced.round_trips(lambda s: s.update_memory(sid, entry.entry_id, "five", 4)) == 3
     assert traced.round_trips(lambda s: s.update_memory(sid, entry.entry_id, "six", 5)) == 1
+    with ConversationStore(pg_schema_url) as theirs:
+        other = theirs.create_memory_store("other").memory_store_id
+    assert traced.round_trips(lambda s: s.create_memory(other, "a.md", "first")) == 2
+    assert traced.round_trips(lambda s: s.create_memory(other, "b.md", "next")) == 1

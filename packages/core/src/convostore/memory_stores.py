@@ -104,6 +104,9 @@ def _version(row: MemoryVersionRow) -> MemoryVersion:
     )
 
 
+_Written = tuple[MemoryVersionRow, MemoryEntryRow, MemoryStoreRow]
+"""What a create or an update writes: the version, the entry, the store's row."""
+
 _VERSION_ID = re.compile(r"memver_[0-9a-f]{20}([0-9a-f]{12})")
 
 
@@ -141,6 +144,9 @@ class _LastMemoryRows:
         self.size = size
         self.stores: OrderedDict[str, MemoryStoreRow] = OrderedDict()
         self.entries: OrderedDict[str, MemoryEntryRow] = OrderedDict()
+
+    def store(self, sid: str) -> MemoryStoreRow | None:
+        return self.stores.get(sid)
 
     def get(self, sid: str, eid: str) -> tuple[MemoryStoreRow | None, MemoryEntryRow | None]:
         entry = self.entries.get(eid)
@@ -288,7 +294,7 @@ class MemoryStoreMethods:
         body: bytes,
         path: str,
         now: int,
-    ) -> tuple[MemoryVersionRow, MemoryEntryRow, MemoryStoreRow]:
+    ) -> _Written:
         """What an update of ``entry`` to ``body`` at ``path`` writes: its version, the entry
         pointing at it, the store's row."""
         written = _version_row(store, entry.id, entry.version + 1, "update", path, body, now)
@@ -308,30 +314,36 @@ class MemoryStoreMethods:
         )
         return written, updated, saved
 
-    def _update_unchanged(
-        self, sid: str, eid: str, *, uid: str | None, expected: int, data: bytes, now: int
-    ) -> MemoryEntryRow | None:
-        """An update that keeps the path, written without a locking read where this store
-        wrote the entry last: the rules run on the rows as written then, the database
-        checks that they are still exactly that (one statement on PostgreSQL). None where
-        not tried or where they changed; the caller then takes the locking path (which
-        raises any error from the rows as they are)."""
-        store, entry = self._last_memory.get(sid, eid)
-        if store is None or entry is None or entry.version != expected:
-            return None
+    @staticmethod
+    def _ruled(rows: Callable[[], _Written]) -> _Written | None:
+        """``rows()``, or None where a rule refuses them on the rows remembered (the locking
+        path then judges the rows as they are, and raises). A store's owner never changes,
+        so its row as remembered tells it."""
         try:
-            self._store_owned(store, uid)  # a store's owner never changes
+            return rows()
         except ConvostoreError:
             return None
-        written, updated, saved = self._updated(store, entry, data, entry.path, now)
+
+    def _write_unchanged(
+        self,
+        seen: MemoryStoreRow,
+        written: _Written,
+        was: MemoryEntryRow | None,
+    ) -> bool:
+        """Write a create or an update whose rules ran on rows this store wrote last, without
+        a locking read, where the database finds them unchanged (one statement on
+        PostgreSQL: ``Tx.write_memory_if_unchanged``); False where it does not (nothing was
+        written): the caller then takes the locking path, which raises any error from the
+        rows as they are."""
+        version, entry, store = written
         if self.backend.write(
-            lambda tx: tx.update_memory_if_unchanged((store, entry), written, updated, saved),
+            lambda tx: tx.write_memory_if_unchanged(seen, store, version, entry, was=was),
             single_statement=self.backend.conditional_append,
         ):
-            self._last_memory.remember(saved, updated)
-            return updated
-        self._last_memory.forget(eid)
-        return None
+            self._last_memory.remember(store, entry)
+            return True
+        self._last_memory.forget(entry.id)
+        return False
 
     # -- stores ----------------------------------------------------------------------------
 
@@ -416,42 +428,42 @@ class MemoryStoreMethods:
         now = self.clock()
         entry_id = new_ids("mem_", now)[0]
 
-        def write(tx: Tx) -> MemoryEntryRow:
-            store, taken = self._store_and_entry(tx, sid, uid, path=path, lock=True)
-            if taken is not None:
-                raise self._path_taken(sid, path)
+        def created(store: MemoryStoreRow) -> _Written:
+            """The rows of the entry created in ``store``: the quota's rule."""
             quota = limits.max_memory_entries_per_store
             if store.entry_count >= quota:
                 raise MemoryQuotaExceededError(
                     f"memory_store_id {sid!r} holds {store.entry_count} entries; the limit is"
                     f" {quota} entries per memory store"
                 )
-            version = self._write_version(
-                tx,
-                store,
-                entry_id=entry_id,
-                version=1,
-                operation="create",
-                path=path,
-                content=data,
-                now=now,
-            )
+            version = _version_row(store, entry_id, 1, "create", path, data, now)
             entry = MemoryEntryRow(sid, path, entry_id, 1, version.seq, len(data), now, now)
-            tx.insert_memory_entry(entry)
             saved = store._replace(
                 updated_at=now,
                 entry_count=store.entry_count + 1,
                 total_size=store.total_size + len(data),
                 next_seq=store.next_seq + 1,
             )
-            tx.save_memory_store(saved)
-            written[:] = [(saved, entry)]
-            return entry._replace(content=data)
+            return version, entry, saved
 
-        written: list[tuple[MemoryStoreRow, MemoryEntryRow]] = []
-        created = self.backend.write(write)
-        self._last_memory.remember(*written[0])
-        return _entry(created)
+        seen = self._last_memory.store(sid)
+        quick = self._ruled(lambda: created(self._store_owned(seen, uid))) if seen else None
+        if seen and quick and self._write_unchanged(seen, quick, None):
+            return _entry(quick[1]._replace(content=data))
+
+        def write(tx: Tx) -> _Written:
+            store, taken = self._store_and_entry(tx, sid, uid, path=path, lock=True)
+            if taken is not None:
+                raise self._path_taken(sid, path)
+            rows = created(store)
+            tx.insert_memory_version(rows[0])
+            tx.insert_memory_entry(rows[1])
+            tx.save_memory_store(rows[2])
+            return rows
+
+        _, entry, saved = self.backend.write(write)
+        self._last_memory.remember(saved, entry)
+        return _entry(entry._replace(content=data))
 
     def list_memories(
         self,
@@ -538,12 +550,16 @@ class MemoryStoreMethods:
         if data is None and new_path is None:
             raise MemoryValidationError("update_memory needs content, path or both")
         now = self.clock()
-        if data is not None and new_path is None:
-            quick = self._update_unchanged(sid, eid, uid=uid, expected=expected, data=data, now=now)
-            if quick is not None:
-                return _entry(quick)
+        seen, was = self._last_memory.get(sid, eid)
+        if seen and was and data is not None and new_path is None and was.version == expected:
+            body = data  # (for the type checker, inside the lambda)
+            quick = self._ruled(
+                lambda: self._updated(self._store_owned(seen, uid), was, body, was.path, now)
+            )
+            if quick and self._write_unchanged(seen, quick, was):
+                return _entry(quick[1])
 
-        def write(tx: Tx) -> MemoryEntryRow:
+        def write(tx: Tx) -> _Written:
             store, entry = self._store_and_entry(
                 tx, sid, uid, entry_id=eid, content=data is None, lock=True
             )
@@ -566,16 +582,14 @@ class MemoryStoreMethods:
                         argument="content",
                     )
                 body = entry.content or b""
-            version, updated, saved = self._updated(store, entry, body, moved_to, now)
-            tx.insert_memory_version(version)
-            tx.update_memory_entry(updated, was_at=entry.path)
-            tx.save_memory_store(saved)
-            written[:] = [saved]
-            return updated
+            rows = self._updated(store, entry, body, moved_to, now)
+            tx.insert_memory_version(rows[0])
+            tx.update_memory_entry(rows[1], was_at=entry.path)
+            tx.save_memory_store(rows[2])
+            return rows
 
-        written: list[MemoryStoreRow] = []
-        updated = self.backend.write(write)
-        self._last_memory.remember(written[0], updated)
+        _, updated, saved = self.backend.write(write)
+        self._last_memory.remember(saved, updated)
         return _entry(updated)
 
     def delete_memory(

@@ -1,9 +1,9 @@
 """The memory stores' tables and statements (part of the core component; ``Tx`` has them).
 
 A memory store's row holds its counters (``entry_count``, ``total_size``) and the sequence
-number of its next version; every write locks that row first (or, for an update on rows this
-process wrote last, updates it only where it still holds them), so counters stay exact and
-versions are numbered in commit order. An entry row is a live entry (deleting it removes the
+number of its next version; every write locks that row first (or, for a create or an update
+on rows this process wrote last, updates it only where it still holds them), so counters stay
+exact and versions are numbered in commit order. An entry row is a live entry (deleting it removes the
 row, so the path is free again); its content lives once, in its current version's row.
 """
 
@@ -281,75 +281,87 @@ class MemoryStatements(ABC):
             [entry.store_id, entry.path, entry.id],
         )
 
-    def update_memory_if_unchanged(
+    def write_memory_if_unchanged(
         self,
-        seen: tuple[MemoryStoreRow, MemoryEntryRow],
+        seen: MemoryStoreRow,
+        store: MemoryStoreRow,
         version: MemoryVersionRow,
         entry: MemoryEntryRow,
-        store: MemoryStoreRow,
+        *,
+        was: MemoryEntryRow | None,
     ) -> bool:
-        """Write an update that keeps the entry's path (the version, the entry pointing at it,
-        the store's counters) only if the store's row and the entry's still hold what
-        ``seen`` holds where an update reads them; return whether they did (otherwise nothing
-        is written). Every write to a store moves its ``next_seq``, so a store row that still
-        holds it has seen no write since. One statement on PostgreSQL; elsewhere, inside the caller's transaction, the
-        store's conditional update first."""
-        old_store, old_entry = seen
-        guard = (
-            " WHERE id = ? AND entry_count = ? AND total_size = ? AND next_seq = ? AND EXISTS"
-            " (SELECT 1 FROM convostore_memory_entries WHERE store_id = ? AND id = ?"
-            " AND path = ? AND version = ? AND version_seq = ? AND size = ?)"
-        )
-        guard_values = [
-            old_store.id,
-            old_store.entry_count,
-            old_store.total_size,
-            old_store.next_seq,
-            old_entry.store_id,
-            old_entry.id,
-            old_entry.path,
-            old_entry.version,
-            old_entry.version_seq,
-            old_entry.size,
-        ]
+        """Write a create (``was`` None: the entry's path must be free) or an update that keeps
+        the path (``was``: the entry as seen), that is the version, the entry and the store's
+        row, only if the store's row still holds what ``seen`` holds where a write reads it
+        and the entry is still ``was`` (or the path still free); return whether it did
+        (otherwise nothing is written). Every write to a store moves its ``next_seq``, so a
+        store row that still holds it has seen no write since. One statement on PostgreSQL;
+        elsewhere, inside the caller's transaction, the store's conditional update first."""
+        at = " FROM convostore_memory_entries WHERE store_id = ? AND path = ?"
+        if was is None:
+            entry_guard = f"NOT EXISTS (SELECT 1{at})"
+            guard_values: list[Any] = [entry.store_id, entry.path]
+        else:
+            entry_guard = (
+                f"EXISTS (SELECT 1{at} AND id = ? AND version = ? AND version_seq = ? AND size = ?)"
+            )
+            guard_values = [was.store_id, was.path, was.id, was.version, was.version_seq, was.size]
         store_sql = (
             "UPDATE convostore_memory_stores SET updated_at = ?, entry_count = ?,"
-            f" total_size = ?, next_seq = ?{guard} RETURNING 1"
+            " total_size = ?, next_seq = ? WHERE id = ? AND entry_count = ? AND total_size = ?"
+            f" AND next_seq = ? AND {entry_guard} RETURNING 1"
         )
         store_values = [
             store.updated_at,
             store.entry_count,
             store.total_size,
             store.next_seq,
+            seen.id,
+            seen.entry_count,
+            seen.total_size,
+            seen.next_seq,
             *guard_values,
-        ]
-        entry_sql = (
-            "UPDATE convostore_memory_entries SET version = ?, version_seq = ?, size = ?,"
-            " updated_at = ? WHERE store_id = ? AND path = ? AND id = ?"
-        )
-        entry_values = [
-            entry.version,
-            entry.version_seq,
-            entry.size,
-            entry.updated_at,
-            entry.store_id,
-            entry.path,
-            entry.id,
         ]
         if not self.one_statement_writes:
             if not self.execute(store_sql, store_values):
                 return False
-            self.send(entry_sql, entry_values)
+            if was is None:
+                self.insert_memory_entry(entry)
+            else:
+                self.update_memory_entry(entry, was_at=was.path)
             self.insert_memory_version(version)
             return True
+        if was is None:
+            entry_sql = (
+                "INSERT INTO convostore_memory_entries (store_id, path, id, version,"
+                " version_seq, size, created_at, updated_at) SELECT ?::text, ?::text,"
+                " ?::text, ?::bigint, ?::bigint, ?::bigint, ?::bigint, ?::bigint"
+                " WHERE EXISTS (SELECT FROM s)"
+            )
+            entry_values: list[Any] = list(entry[:8])
+        else:
+            entry_sql = (
+                "UPDATE convostore_memory_entries SET version = ?, version_seq = ?, size = ?,"
+                " updated_at = ? WHERE store_id = ? AND path = ? AND id = ?"
+                " AND EXISTS (SELECT FROM s)"
+            )
+            entry_values = [
+                entry.version,
+                entry.version_seq,
+                entry.size,
+                entry.updated_at,
+                entry.store_id,
+                was.path,
+                entry.id,
+            ]
         typed = (
             "?::text, ?::bigint, ?::text, ?::text, ?::bigint, ?::text, ?::text, ?::bigint,"
             " ?::bigint, ?::bigint, ?::bytea"
         )
         return bool(
             self.execute(
-                f"WITH s AS ({store_sql}), e AS ({entry_sql} AND EXISTS (SELECT FROM s)"
-                f" RETURNING 1) INSERT INTO convostore_memory_versions ({_VERSION}, content)"
+                f"WITH s AS ({store_sql}), e AS ({entry_sql} RETURNING 1)"
+                f" INSERT INTO convostore_memory_versions ({_VERSION}, content)"
                 f" SELECT {typed} WHERE EXISTS (SELECT FROM e) RETURNING 1",
                 [*store_values, *entry_values, *version],
             )
