@@ -338,7 +338,7 @@ class MemoryStoreMethods:
         version, entry, store = written
         if self.backend.write(
             lambda tx: tx.write_memory_if_unchanged(seen, store, version, entry, was=was),
-            single_statement=self.backend.conditional_append,
+            single_statement=self.backend.conditional_append,  # PostgreSQL: one statement
         ):
             self._last_memory.remember(store, entry)
             return True

@@ -3,8 +3,9 @@
 A memory store's row holds its counters (``entry_count``, ``total_size``) and the sequence
 number of its next version; every write locks that row first (or, for a create or an update
 on rows this process wrote last, updates it only where it still holds them), so counters stay
-exact and versions are numbered in commit order. An entry row is a live entry (deleting it removes the
-row, so the path is free again); its content lives once, in its current version's row.
+exact and versions are numbered in commit order. An entry row is a live entry (deleting it
+removes the row, so the path is free again); its content lives once, in its current version's
+row.
 """
 
 from __future__ import annotations
@@ -435,9 +436,8 @@ class MemoryStatements(ABC):
             f" ORDER BY {column}, seq LIMIT ?",
             [*params, limit],
         )
-        # an entry's versions are all in its store: found by the entry alone (as
-        # store_and_entry finds entries), they are the store's if the first one is
-        return [MemoryVersionRow(*r) for r in rows] if not rows or rows[0][0] == sid else []
+        # found by the entry alone (as store_and_entry finds entries): the store's only
+        return [MemoryVersionRow(*r) for r in rows if r[0] == sid]
 
     def last_memory_version(self, sid: str, entry_id: str) -> MemoryVersionRow | None:
         """The entry's last version, if the entry is the store's (found by the entry's id
