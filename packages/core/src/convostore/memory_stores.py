@@ -270,23 +270,6 @@ class MemoryStoreMethods:
             f"entry_id {entry_id!r} is not a live entry of memory store {sid!r}"
         )
 
-    def _write_version(
-        self,
-        tx: Tx,
-        store: MemoryStoreRow,
-        *,
-        entry_id: str,
-        version: int,
-        operation: MemoryOperation,
-        path: str,
-        content: bytes | None,
-        now: int,
-    ) -> MemoryVersionRow:
-        """Append a version to the store (numbered by the store's sequence)."""
-        row = _version_row(store, entry_id, version, operation, path, content, now)
-        tx.insert_memory_version(row)
-        return row
-
     def _updated(
         self,
         store: MemoryStoreRow,
@@ -622,16 +605,8 @@ class MemoryStoreMethods:
                     " read it again, then retry",
                     current_version=entry.version,
                 )
-            written = self._write_version(
-                tx,
-                store,
-                entry_id=eid,
-                version=entry.version + 1,
-                operation="delete",
-                path=entry.path,
-                content=None,
-                now=now,
-            )
+            written = _version_row(store, eid, entry.version + 1, "delete", entry.path, None, now)
+            tx.insert_memory_version(written)
             tx.delete_memory_entry(entry)
             saved = store._replace(
                 updated_at=now,
