@@ -6,8 +6,8 @@ A memory write keeps a version, a counter and a store row exact; the floor is a 
 with none of that: ``ConvostoreStore.put`` (convostore-langgraph's ``BaseStore``) on the same
 backend. An update is also timed against the same writes by hand (``update_by_hand``), the
 floor of what it stores. Both sides run interleaved in one process; medians of rounds.
-``list_memories(limit=20)``
-is timed in a store of 1,000 entries and in one of ``--entries`` (it must stay flat).
+``list_memories(limit=20)`` is timed in a store of 1,000 entries and in one of ``--entries``
+(it must stay flat).
 PostgreSQL is the server at $CONVOSTORE_TEST_PG, in a scratch schema dropped afterwards.
 """
 
