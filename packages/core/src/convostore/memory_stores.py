@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
 import re
 import secrets
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from ._recent import Recent
 from .backends import Backend, Tx
 from .backends.memories import MemoryEntryRow, MemoryStoreRow, MemoryVersionRow
 from .errors import (
@@ -144,14 +143,12 @@ def _version_row(  # noqa: PLR0917 - the version's fields
 
 
 class _LastMemoryRows:
-    """Memory stores' and entries' rows as this process last wrote them (the newest 1,024
-    of each, without content): what a conditional update compares with. Never trusted for
-    more: the database checks them."""
+    """Memory stores' and entries' rows as this process last wrote them (the newest 1,024 of
+    each, without content): what a conditional write compares with."""
 
-    def __init__(self, size: int = 1024) -> None:
-        self.size = size
-        self.stores: OrderedDict[str, MemoryStoreRow] = OrderedDict()
-        self.entries: OrderedDict[str, MemoryEntryRow] = OrderedDict()
+    def __init__(self) -> None:
+        self.stores: Recent[MemoryStoreRow] = Recent()
+        self.entries: Recent[MemoryEntryRow] = Recent()
 
     def store(self, sid: str) -> MemoryStoreRow | None:
         return self.stores.get(sid)
@@ -161,19 +158,12 @@ class _LastMemoryRows:
         return self.stores.get(sid), entry if entry is not None and entry.store_id == sid else None
 
     def remember(self, store: MemoryStoreRow, entry: MemoryEntryRow | None = None) -> None:
-        self._put(self.stores, store.id, store)
+        self.stores.put(store.id, store)
         if entry is not None:
-            self._put(self.entries, entry.id, entry._replace(content=None))
+            self.entries.put(entry.id, entry._replace(content=None))
 
     def forget(self, eid: str) -> None:
-        self.entries.pop(eid, None)
-
-    def _put(self, rows: OrderedDict[str, Any], key: str, row: Any) -> None:
-        rows.pop(key, None)  # then the newest (each step is atomic for other threads)
-        rows[key] = row
-        while len(rows) > self.size:
-            with contextlib.suppress(KeyError):  # another thread took the oldest first
-                rows.popitem(last=False)
+        self.entries.forget(eid)
 
 
 def _version_id(now: int, seq: int) -> str:

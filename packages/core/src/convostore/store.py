@@ -7,8 +7,6 @@ once; the backends run SQL, and the async facade runs these same methods on work
 from __future__ import annotations
 
 import base64
-import collections
-import contextlib
 import copy
 import dataclasses
 import functools
@@ -20,6 +18,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypedDict, TypeVar
 
 from . import convert
+from ._recent import Recent
 from .backends import (
     DEFAULT_URL,
     Backend,
@@ -355,30 +354,18 @@ class _Views:
     )
 
 
-class _LastRows:
+class _LastRows(Recent[ConversationRow]):
     """Conversations' rows as this process last wrote them (the newest 1,024, each with at
     most 8 KiB of metadata, so at most a few megabytes): what a conditional append compares
-    with. Never trusted for more: the database checks them."""
+    with."""
 
-    def __init__(self, size: int = 1024, max_metadata: int = 8192) -> None:
-        self.size = size
-        self.max_metadata = max_metadata
-        self.rows: collections.OrderedDict[str, ConversationRow] = collections.OrderedDict()
-
-    def get(self, cid: str) -> ConversationRow | None:
-        return self.rows.get(cid)
+    max_metadata = 8192
 
     def remember(self, row: ConversationRow) -> None:
         if row.metadata is not None and len(row.metadata) > self.max_metadata:
             self.forget(row.id)  # big metadata: the locking path, which does not send it
-            return
-        self.rows[row.id] = row
-        while len(self.rows) > self.size:
-            with contextlib.suppress(KeyError):  # another thread took the oldest first
-                self.rows.popitem(last=False)
-
-    def forget(self, cid: str) -> None:
-        self.rows.pop(cid, None)
+        else:
+            self.put(row.id, row)
 
 
 class ConversationStore(_Views, MemoryStoreMethods):
