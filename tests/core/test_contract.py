@@ -104,6 +104,7 @@ def test_the_spi_is_what_architecture_md_names() -> None:
             "PruneRequest",
             "POSTGRESQL_ONLY",
             "SQLITE_ONLY",
+            "StartedSync",
             "StoreLike",
             "Table",
             "Tx",

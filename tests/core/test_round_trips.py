@@ -12,12 +12,14 @@ from typing import Any
 
 import pytest
 from convostore import (
+    ConflictError,
     ConversationManagedError,
     ConversationOwnershipError,
     ConversationStore,
     MemoryQuotaExceededError,
 )
 from convostore.backends import ConversationRow
+from convostore.spi import StartedSync, Tx
 from psycopg import pq
 from psycopg_pool import ConnectionPool
 
@@ -207,3 +209,57 @@ def test_a_memory_write_after_this_stores_own_write_takes_one_round_trip(
         other = theirs.create_memory_store("other").memory_store_id
     assert traced.round_trips(lambda s: s.create_memory(other, "a.md", "first")) == 2
     assert traced.round_trips(lambda s: s.create_memory(other, "b.md", "next")) == 1
+
+
+def test_a_sync_in_an_adapters_transaction_waits_only_for_its_commit(
+    traced: Traced, pg_schema_url: str
+) -> None:
+    """``start_sync_messages`` appending to a conversation this store wrote last sends one
+    conditional statement with the adapter's, read after the COMMIT: the transaction's one
+    round trip. Where the conversation is not as remembered, the statement writes nothing
+    (``confirm()`` says so) and the next sync takes the locking read."""
+    component = traced.store.as_component("test-own")
+    component.backend.write(lambda tx: tx.execute("CREATE TABLE test_own (k TEXT)"))
+    started: list[StartedSync] = []
+
+    def sync(mid: str, after: str, kept: int) -> Callable[[ConversationStore], object]:
+        def write(tx: Tx) -> None:
+            started[:] = [
+                component.start_sync_messages(
+                    tx=tx,
+                    conversation_id="s",
+                    messages=[{"role": "user", "content": mid, "message_id": mid}],
+                    after=after,
+                    kept=kept,
+                )
+            ]
+            tx.send("INSERT INTO test_own VALUES (?)", [mid])
+            started[0].finish()
+
+        return lambda s: s.backend.write(write)
+
+    component.sync_messages(
+        conversation_id="s", messages=[{"role": "user", "content": "a", "message_id": "a"}]
+    )
+    assert traced.round_trips(sync("b", "a", 1)) == 1
+    started[0].confirm()
+    assert traced.round_trips(sync("c", "b", 2)) == 1
+    started[0].confirm()
+    with ConversationStore(pg_schema_url) as other:
+        other.as_component("test-own").sync_messages(
+            conversation_id="s",
+            messages=[{"role": "user", "content": "x", "message_id": "x"}],
+            after="c",
+        )
+    assert traced.round_trips(sync("d", "c", 3)) == 1
+    with pytest.raises(ConflictError, match="changed since this store wrote it"):
+        started[0].confirm()
+    assert traced.store.get_contents(conversation_id="s") == ["a", "b", "c", "x"]
+    # not remembered now: the locking read, then the writes with the COMMIT
+    assert traced.round_trips(sync("d", "x", 4)) == 2
+    started[0].confirm()
+    assert traced.round_trips(sync("e", "d", 5)) == 1
+    started[0].confirm()
+    assert traced.store.get_contents(conversation_id="s") == ["a", "b", "c", "x", "d", "e"]
+    rows = traced.store.backend.read(lambda tx: tx.execute("SELECT k FROM test_own"))
+    assert [k for (k,) in rows] == ["b", "c", "d", "d", "e"]

@@ -15,13 +15,14 @@ from convostore import (
     ConversationManagedError,
     ConversationOwnershipError,
     ConversationStore,
+    ConvostoreError,
     Limits,
     MemoryQuotaExceededError,
     MemoryValidationError,
     MessageIdConflictError,
     MessageInput,
 )
-from convostore.spi import Component, Table, Tx
+from convostore.spi import Component, StartedSync, Table, Tx
 
 Snapshot = Any
 
@@ -477,15 +478,106 @@ def test_start_sync_messages_sends_its_read_with_the_callers_statements(
 ) -> None:
     store.sync_messages(conversation_id="c", messages=[msg("a")])
 
-    def write(tx: Tx) -> Any:
-        finish = store.start_sync_messages(
+    def write(tx: Tx) -> StartedSync:
+        started = store.start_sync_messages(
             tx=tx, conversation_id="c", messages=[msg("b")], after="a", kept=1
         )
         _own_row(tx)  # the caller's statements come between
-        return finish()
+        started.finish()
+        return started
 
-    meta = store.backend.write(write)
-    assert (meta.message_count, ids(store)) == (2, ["a", "b"])
+    store.backend.write(write).confirm()
+    assert ids(store) == ["a", "b"]
+
+
+def _started_sync(store: ConversationStore, **arguments: Any) -> None:
+    """What an adapter does: the sync started in its transaction, its own row written between,
+    the sync finished (an error it raises is kept for after the commit), the commit, then
+    ``confirm()``; where that raises ``ConflictError``, the same sync in a transaction of its
+    own."""
+
+    def write(tx: Tx) -> StartedSync | ConvostoreError:
+        started = store.start_sync_messages(tx=tx, **arguments)
+        (count,) = tx.execute("SELECT count(*) FROM test_own")[0]
+        tx.execute("INSERT INTO test_own VALUES (?)", [f"row {count}"])
+        try:
+            started.finish()
+        except ConvostoreError as exc:
+            return exc
+        return started
+
+    started = store.backend.write(write)
+    if isinstance(started, ConvostoreError):
+        raise started
+    try:
+        started.confirm()
+    except ConflictError:
+        store.sync_messages(**arguments)
+
+
+def mine(store: ConversationStore) -> list[str]:
+    return [k for (k,) in store.backend.read(lambda tx: tx.execute("SELECT k FROM test_own"))]
+
+
+def as_adapter(store: ConversationStore) -> ConversationStore:
+    """The store as a component, with a table of the component's own."""
+    store.backend.write(
+        lambda tx: tx.execute("CREATE TABLE IF NOT EXISTS test_own (k TEXT PRIMARY KEY)")
+    )
+    return store.as_component("test-own")
+
+
+@pytest.fixture
+def adapter(store: ConversationStore) -> ConversationStore:
+    return as_adapter(store)
+
+
+def test_appends_in_a_callers_transaction_commit_with_its_rows(
+    adapter: ConversationStore,
+) -> None:
+    adapter.sync_messages(conversation_id="c", messages=[msg("a")])
+    for k, mid in enumerate(["b", "c", "d"]):
+        _started_sync(
+            adapter, conversation_id="c", messages=[msg(mid)], after=chr(97 + k), kept=k + 1
+        )
+    assert (ids(adapter), mine(adapter)) == (["a", "b", "c", "d"], ["row 0", "row 1", "row 2"])
+    conversation = adapter.get_conversation(conversation_id="c")
+    assert conversation is not None and conversation.message_count == 4
+
+
+def test_a_sync_after_another_writers_change_ends_as_the_same_sync_alone(
+    shared_url: str,
+) -> None:
+    """The store remembers the conversation as it wrote it; another store's write makes that
+    stale: the adapter's rows commit, and the conversation ends as ``sync_messages`` alone
+    makes it (on PostgreSQL ``confirm()`` asks for that sync; elsewhere it was that sync)."""
+    with ConversationStore(shared_url) as store, ConversationStore(shared_url) as other:
+        adapter, theirs = as_adapter(store), other.as_component("test-own")
+        adapter.sync_messages(conversation_id="c", messages=[msg("a")])
+        theirs.sync_messages(conversation_id="c", messages=[msg("x")], after="a", kept=1)
+        _started_sync(adapter, conversation_id="c", messages=[msg("b")], after="a", kept=1)
+        assert ids(adapter) == ["a", "b"]
+        theirs.sync_messages(conversation_id="c", messages=[msg("a"), msg("b"), msg("y")])
+        _started_sync(adapter, conversation_id="c", messages=[msg("c")], after="b", kept=2)
+        assert ids(adapter) == ["a", "b", "c"]
+        theirs.sync_messages(conversation_id="c", messages=[msg(m) for m in "azbc"])
+        with pytest.raises(ConflictError, match="holds 4 messages up to 'c', not 3"):
+            _started_sync(adapter, conversation_id="c", messages=[msg("d")], after="c", kept=3)
+        assert ids(adapter) == ["a", "z", "b", "c"]
+        _started_sync(adapter, conversation_id="c", messages=[msg("d")], after="c", kept=4)
+        assert ids(adapter) == ["a", "z", "b", "c", "d"]
+        assert mine(adapter) == ["row 0", "row 1", "row 2", "row 3"]
+
+
+def test_an_appended_id_the_conversation_holds_is_refused_and_the_callers_rows_commit(
+    adapter: ConversationStore, snapshot: Snapshot
+) -> None:
+    adapter.sync_messages(conversation_id="c", messages=[msg("a"), msg("b")])
+    before = snapshot(adapter)
+    with pytest.raises(MessageIdConflictError, match="'a' is already used"):
+        _started_sync(adapter, conversation_id="c", messages=[msg("a", "again")], after="b", kept=2)
+    assert mine(adapter) == ["row 0"]
+    assert snapshot(adapter) == before
 
 
 @pytest.mark.parametrize(

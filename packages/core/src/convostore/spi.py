@@ -6,6 +6,8 @@ and its adapters (see ARCHITECTURE.md). Adapters import from ``convostore`` and 
   store's public methods only.
 - ``run_sync`` / ``run_in_thread``: the one bridge from async code to the blocking engine.
 - ``open_store``: a store-or-URL argument turned into a store, one rule for every adapter.
+- ``StartedSync``: a ``sync_messages`` begun in an adapter's transaction
+  (``ConversationStore.start_sync_messages``).
 - ``MemoryStoreBinding``: what a memory bridge (a framework's file or memory tool over one
   memory store) holds: the store, the memory store found for its user, the retry bound.
 - The argument checks the core itself uses, so limits and wording agree everywhere.
@@ -23,7 +25,7 @@ from .backends.base import POSTGRESQL_ONLY, SQLITE_ONLY, WouldBlock
 from .components import Component, PruneRequest, Table
 from .errors import MemoryStoreNotFoundError, MemoryValidationError
 from .models import MemoryEntry
-from .store import AsyncConversationStore, ConversationStore
+from .store import AsyncConversationStore, ConversationStore, StartedSync
 from .threads import run_in_thread, run_sync
 from .validation import (
     MAX_INT64,
@@ -45,6 +47,7 @@ __all__ = [
     "Limits",
     "MemoryStoreBinding",
     "PruneRequest",
+    "StartedSync",
     "StoreLike",
     "Table",
     "Tx",

@@ -15,7 +15,16 @@ import json
 import os
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypedDict, TypeVar
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Concatenate,
+    NamedTuple,
+    ParamSpec,
+    Self,
+    TypedDict,
+    TypeVar,
+)
 
 from . import convert
 from ._recent import Recent
@@ -188,6 +197,11 @@ class _SyncPlan:
     patch: dict[str, Any]
     messages: list[MessageRow]
 
+    @property
+    def last_message_id(self) -> str | None:
+        """The conversation's last message once synced (None: none, or not known)."""
+        return self.messages[-1].id if self.messages else self.anchor
+
 
 _Head = Callable[[], tuple[ConversationRow | None, int | None, int | None, int]]
 
@@ -198,6 +212,54 @@ def _few_ids(plan: _SyncPlan) -> list[str]:
     if plan.anchor is None or len(plan.messages) > 500:
         return []
     return [m.id for m in plan.messages]
+
+
+class _SyncWrites(NamedTuple):
+    """What a ``sync_messages`` writes: the conversation's row, the messages appended,
+    updated and deleted, the changes recorded."""
+
+    saved: ConversationRow
+    rows: list[MessageRow]
+    edits: list[MessageRow]
+    gone: list[MessageRow]
+    changes: list[ChangeRow]
+
+
+class StartedSync:
+    """A ``sync_messages`` begun in an adapter's transaction (``start_sync_messages``):
+    ``finish()`` after the adapter's statements, ``confirm()`` after the commit."""
+
+    def __init__(
+        self,
+        last_rows: _LastRows | None,
+        plan: _SyncPlan,
+        finish: Callable[[], ConversationRow],
+        sent: Callable[[], bool] | None = None,
+    ) -> None:
+        self._last_rows = last_rows
+        self._plan = plan
+        self._finish = finish
+        self._sent = sent
+        self._row: ConversationRow | None = None
+
+    def finish(self) -> None:
+        """Write the rest of the sync, inside the transaction; what it raises comes before
+        it writes anything (as ``sync_messages``')."""
+        self._row = self._finish()
+
+    def confirm(self) -> None:
+        """After the commit: ``ConflictError`` where the conversation had changed since this
+        store wrote it, and nothing of the sync was written (sync again then)."""
+        plan, last_rows = self._plan, self._last_rows
+        if self._sent is not None and not self._sent():
+            if last_rows is not None:
+                last_rows.forget(plan.cid)
+            raise ConflictError(
+                f"conversation_id {plan.cid!r} changed since this store wrote it: nothing"
+                " was appended"
+            )
+        if last_rows is not None and self._row is not None:
+            last_rows.remember(self._row, plan.last_message_id)
 
 
 def _kept(kept: object, after: object) -> int | None:
@@ -354,18 +416,22 @@ class _Views:
     )
 
 
-class _LastRows(Recent[ConversationRow]):
-    """Conversations' rows as this process last wrote them (the newest 1,024, each with at
-    most 8 KiB of metadata, so at most a few megabytes): what a conditional append compares
-    with."""
+class _LastRows(Recent[tuple[ConversationRow, str | None]]):
+    """Conversations' rows as this process last wrote them, with the id of their last
+    message then (None where not known), the newest 1,024, each with at most 8 KiB of
+    metadata (so at most a few megabytes): what a conditional append compares with."""
 
     max_metadata = 8192
 
-    def remember(self, row: ConversationRow) -> None:
+    def row(self, cid: str) -> tuple[ConversationRow | None, str | None]:
+        found = self.get(cid)
+        return (None, None) if found is None else found
+
+    def remember(self, row: ConversationRow, last_message_id: str | None) -> None:
         if row.metadata is not None and len(row.metadata) > self.max_metadata:
             self.forget(row.id)  # big metadata: the locking path, which does not send it
         else:
-            self.put(row.id, row)
+            self.put(row.id, (row, last_message_id))
 
 
 class ConversationStore(_Views, MemoryStoreMethods):
@@ -528,7 +594,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
 
         if not supplied and self._append_unchanged(cid, uid, prepared, now, fold):
             return ids
-        saved: list[ConversationRow] = []  # the conversation's row as this call wrote it
+        saved: list[tuple[ConversationRow, str]] = []  # the row as written, its last message
 
         def write(tx: Tx) -> list[str]:
             at = tx.tick(now) if self.ordered else now
@@ -554,12 +620,12 @@ class ConversationStore(_Views, MemoryStoreMethods):
                     appended = appended._replace(metadata=merged)
             tx.insert_messages(cid, new)
             tx.save_conversation(appended)
-            saved[:] = [appended]
+            saved[:] = [(appended, new[-1].id)]
             return ids
 
         written = self.backend.write(write)
         if saved and self.backend.conditional_append:
-            self._last_rows.remember(saved[0])
+            self._last_rows.remember(*saved[0])
         return written
 
     def _locked_with(
@@ -613,7 +679,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
         the messages stored only if the row is still exactly that. False where not tried,
         where ``fold`` changes the metadata, or where the row changed since; the caller then
         takes the locking path (which raises any error from the row as it is)."""
-        seen = self._last_rows.get(cid)
+        seen, _ = self._last_rows.row(cid)
         if seen is None or self.ordered or len(prepared) > 100:
             return False
         try:
@@ -625,9 +691,9 @@ class ConversationStore(_Views, MemoryStoreMethods):
         if fold is not None and fold(decode_json(seen.metadata), [_message(m) for m in rows]):
             return False
         if self.backend.write(
-            lambda tx: tx.append_if_unchanged(seen, rows, row), single_statement=True
+            lambda tx: tx.append_if_unchanged(seen, rows, row)(), single_statement=True
         ):
-            self._last_rows.remember(row)
+            self._last_rows.remember(row, rows[-1].id)
             return True
         self._last_rows.forget(cid)
         return False
@@ -985,7 +1051,10 @@ class ConversationStore(_Views, MemoryStoreMethods):
         if tx is not None:
             return _meta(self._sync(tx, plan=plan))
         # Not an erasing write: what it deletes, the component still keeps (older checkpoints).
-        return _meta(self.backend.write(functools.partial(self._sync, plan=plan)))
+        row = self.backend.write(functools.partial(self._sync, plan=plan))
+        if self.backend.conditional_append:
+            self._last_rows.remember(row, plan.last_message_id)
+        return _meta(row)
 
     def start_sync_messages(
         self,
@@ -998,15 +1067,52 @@ class ConversationStore(_Views, MemoryStoreMethods):
         user_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         at: int | None = None,
-    ) -> Callable[[], ConversationMeta]:
-        """``sync_messages(..., tx=tx)`` in two steps, for an adapter that writes rows of its
-        own in the same transaction: this sends the conversation's first read (and raises
-        ``MemoryValidationError`` for bad arguments), the function it returns finishes the
-        sync when called after the adapter's statements. On PostgreSQL the read then travels
-        with those statements instead of taking a round trip of its own."""
+    ) -> StartedSync:
+        """``sync_messages(..., tx=tx)`` in steps, for an adapter that writes rows of its own
+        in the same transaction: this sends the conversation's first statement (and raises
+        ``MemoryValidationError`` for bad arguments); ``finish()`` on what it returns
+        finishes the sync after the adapter's statements, ``confirm()`` after the commit.
+        On PostgreSQL the first statement travels with the adapter's; an append to a
+        conversation this store wrote last is that statement alone, written only where the
+        conversation is still as written then (else ``confirm()`` raises ``ConflictError``
+        and nothing of the sync was written: sync again, in a transaction of its own)."""
         plan = self._sync_plan(conversation_id, messages, after, kept, user_id, metadata, at)
+        last_rows = self._last_rows if self.backend.conditional_append else None
+        quick = self._sync_unchanged(tx, plan)
+        if quick is not None:
+            saved, sent = quick
+            return StartedSync(last_rows, plan, lambda: saved, sent)
         head = tx.sync_head(plan.cid, plan.anchor, _few_ids(plan))
-        return lambda: _meta(self._sync(tx, plan=plan, head=head))
+        return StartedSync(last_rows, plan, lambda: self._sync(tx, plan=plan, head=head))
+
+    def _sync_unchanged(
+        self, tx: Tx, plan: _SyncPlan
+    ) -> tuple[ConversationRow, Callable[[], bool]] | None:
+        """An append after the last message of a conversation this store wrote last, judged
+        on its row as written then and sent as one conditional statement
+        (``Tx.append_if_unchanged``): the row it writes, and the function telling after the
+        commit whether it did. None where not tried: the caller takes the locking path."""
+        seen, last = self._last_rows.row(plan.cid)
+        expected = plan.expected
+        if (
+            seen is None
+            or self.ordered
+            or last is None
+            or last != plan.anchor
+            or not 0 < len(plan.messages) <= 100
+            or (expected is not None and seen.message_count != expected)
+        ):
+            return None
+        try:
+            written = self._sync_writes(
+                plan, seen, [], self._sync_manager(seen, plan), lambda: plan.now
+            )
+        except ConvostoreError:
+            return None  # the locking path raises it from the row as it is
+        if written.edits or written.gone or written.changes:
+            return None
+        sent = tx.append_if_unchanged(seen, written.rows, written.saved, new_ids=True)
+        return written.saved, sent
 
     def _sync_plan(  # noqa: PLR0917 - sync_messages' arguments, checked in one place
         self,
@@ -1100,14 +1206,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
             self._lock_or_create(tx, cid, plan.uid, when)
             row, start, last, held = tx.sync_head(cid, anchor, check)()
             assert row is not None
-        self._owned(row, plan.uid)
-        manager = manager_of(row.metadata)
-        if self.component is not None and row.message_count and manager is None:
-            raise ConversationExistsError(
-                f"conversation_id {cid!r} holds messages {self.component!r} does not manage"
-            )
-        if manager is not None and manager != self.component:
-            self._writable(row)  # raises
+        manager = self._sync_manager(row, plan)
         if anchor is not None and start is None:
             raise ConflictError(f"after: no message {anchor!r} in conversation {cid!r}")
         old: list[MessageRow] = []
@@ -1124,10 +1223,47 @@ class ConversationStore(_Views, MemoryStoreMethods):
             _no_clash(tx, cid, anchor, plan.messages, {m.id for m in old})
         return row, old, manager
 
+    def _sync_manager(self, row: ConversationRow, plan: _SyncPlan) -> str | None:
+        """The component managing the conversation ``row``, once ``sync_messages`` may
+        write it (its owner, and a component's conversation only by that component)."""
+        self._owned(row, plan.uid)
+        manager = manager_of(row.metadata)
+        if self.component is not None and row.message_count and manager is None:
+            raise ConversationExistsError(
+                f"conversation_id {row.id!r} holds messages {self.component!r} does not manage"
+            )
+        if manager is not None and manager != self.component:
+            self._writable(row)  # raises
+        return manager
+
     def _sync(self, tx: Tx, *, plan: _SyncPlan, head: _Head | None = None) -> ConversationRow:
         """The transaction of ``sync_messages``: one round trip of reads, then the writes."""
         cid = plan.cid
         row, old, manager = self._sync_rows_held(tx, plan, plan.now, head)
+        ticked = self.ordered and plan.stamp is None
+        written = self._sync_writes(
+            plan, row, old, manager, lambda: tx.tick(plan.now) if ticked else plan.now
+        )
+        tx.delete_messages(cid, [m.id for m in written.gone])
+        for m in written.edits:
+            tx.update_message(cid, m)
+        tx.insert_changes(cid, written.changes)
+        if written.saved != row:
+            tx.append_and_save(cid, written.rows, written.saved)
+        return written.saved
+
+    def _sync_writes(
+        self,
+        plan: _SyncPlan,
+        row: ConversationRow,
+        old: list[MessageRow],
+        manager: str | None,
+        clock: Callable[[], int],
+    ) -> _SyncWrites:
+        """What ``sync_messages`` writes on the conversation ``row`` whose messages after the
+        anchor are ``old``, at the time ``clock()`` gives once every rule passed (the quota
+        is checked first: the clock of an ``ordered`` store writes)."""
+        cid = plan.cid
         edits, gone, added = _tail_plan(old, plan.messages, plan.now)
         count = row.message_count - len(gone) + len(added)
         quota = self.limits.max_messages_per_conversation
@@ -1136,8 +1272,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
                 f"conversation_id {cid!r} would hold {count} messages, past the limit of"
                 f" {quota} messages per conversation"
             )
-        # every check passed: from here on it writes
-        when = tx.tick(plan.now) if self.ordered and plan.stamp is None else plan.now
+        when = clock()
         seq = row.next_seq
         changes = [ChangeRow(seq + i, "message.deleted", m.id, when) for i, m in enumerate(gone)]
         seq += len(gone)
@@ -1166,13 +1301,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
             metadata=metadata,
             last_message_at=max(row.last_message_at, when) if moved else row.last_message_at,
         )
-        tx.delete_messages(cid, [m.id for m in gone])
-        for m in edits:
-            tx.update_message(cid, m)
-        tx.insert_changes(cid, changes)
-        if saved != row:
-            tx.append_and_save(cid, rows, saved)
-        return saved
+        return _SyncWrites(saved, rows, edits, gone, changes)
 
     # -- conversations ---------------------------------------------------------------------
 

@@ -39,7 +39,7 @@ from convostore import (
     Role,
     StorageError,
 )
-from convostore.spi import Tx
+from convostore.spi import StartedSync, Tx
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -494,20 +494,20 @@ class Pending:
         self.at = at
         self.arguments: dict[str, Any] | None = None
         self.error: Exception | None = None
-        self._finish: Callable[[], object] | None = None
+        self._started: StartedSync | None = None
         try:
             self.arguments = projection._arguments(thread_id, messages, keep)
         except Exception as exc:  # a message LangChain itself cannot read
             self.error = exc
 
     def start(self, tx: Tx) -> None:
-        """Send the conversation's first read in the checkpoint's transaction ``tx``."""
-        self._finish = None
+        """Send the conversation's first statement in the checkpoint's transaction ``tx``."""
+        self._started = None
         if self.arguments is None:
             return
         self.error = None
         try:
-            self._finish = self.projection.store.start_sync_messages(
+            self._started = self.projection.store.start_sync_messages(
                 tx=tx, **self.arguments, user_id=self.owner, metadata=self.patch, at=self.at
             )
         except StorageError:
@@ -517,13 +517,14 @@ class Pending:
 
     def run(self) -> None:
         """Write the conversation, after the checkpoint's statements."""
-        if self._finish is None:
+        if self._started is None:
             return
         try:
-            self._finish()
+            self._started.finish()
         except StorageError:
             raise
         except ConvostoreError as exc:  # raised before the projection wrote anything
+            self._started = None
             self.error = exc
 
     def finish(self) -> None:
@@ -532,6 +533,11 @@ class Pending:
         the delta rested on), or warn."""
         projection, tid = self.projection, self.thread_id
         kept = self.messages if self.delta else None
+        if self.error is None and self._started is not None:
+            try:
+                self._started.confirm()
+            except ConflictError as exc:  # an append judged on a row that had changed
+                self.error = exc
         if self.error is None:
             projection._remember(tid, self.version, kept)
             return

@@ -340,11 +340,17 @@ class Tx(MemoryStatements, ABC):
         self.save_conversation(row)
 
     def append_if_unchanged(
-        self, seen: ConversationRow, rows: Sequence[MessageRow], row: ConversationRow
-    ) -> bool:
-        """Insert ``rows`` and save ``row`` in one statement, only if the conversation's row
-        is still ``seen`` in every column; return whether it was (then both are written).
-        Where ``Backend.conditional_append`` is True."""
+        self,
+        seen: ConversationRow,
+        rows: Sequence[MessageRow],
+        row: ConversationRow,
+        *,
+        new_ids: bool = False,
+    ) -> Callable[[], bool]:
+        """Insert ``rows`` and save ``row`` in one statement, sent now (``prefetch``), only if
+        the conversation's row is still ``seen`` in every column and, with ``new_ids``, none
+        of ``rows``' ids is taken; the returned function tells whether it was (then both are
+        written). Where ``Backend.conditional_append`` is True."""
         raise NotImplementedError("this database appends through a locking read")
 
     def messages_by_id(self, cid: str, ids: Sequence[str]) -> dict[str, MessageRow]:

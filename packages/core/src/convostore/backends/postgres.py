@@ -88,6 +88,9 @@ class PostgresTx(Tx):
         if not self._to_begin:
             self.conn.execute(b"COMMIT")
         self._stack.close()
+        if self.pipeline is not None:  # what was prefetched is read from here on
+            self.pipeline = None
+            self._syncs += 1
 
     def abandon(self, exc: BaseException) -> None:
         """Leave pipeline mode after ``exc`` (errors found doing so are not raised: ``exc``
@@ -125,24 +128,42 @@ class PostgresTx(Tx):
         )
 
     def append_if_unchanged(
-        self, seen: ConversationRow, rows: Sequence[MessageRow], row: ConversationRow
-    ) -> bool:
-        """One statement (one round trip outside a transaction): the conversation's row
-        updated where every column still holds ``seen`` (a concurrent change makes the update
-        match nothing, re-checked after its row lock at READ COMMITTED), the messages
-        inserted only if it matched."""
+        self,
+        seen: ConversationRow,
+        rows: Sequence[MessageRow],
+        row: ConversationRow,
+        *,
+        new_ids: bool = False,
+    ) -> Callable[[], bool]:
+        """One statement, sent now (one round trip outside a transaction, none of its own in
+        one): the conversation's row updated where every column still holds ``seen`` (a
+        concurrent change makes the update match nothing, re-checked after its row lock at
+        READ COMMITTED) and, with ``new_ids``, where none of ``rows``' ids is taken; the
+        messages inserted only if it matched."""
         typed = "(?::text, ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::bigint, ?::bigint)"
-        inserted = self.execute(
+        guards, values = "", []
+        if new_ids:
+            guards = (
+                " AND NOT EXISTS (SELECT FROM convostore_messages WHERE conversation_id = ?"
+                f" AND id IN ({', '.join('?' for _ in rows)}))"
+            )
+            values = [seen.id, *(r.id for r in rows)]
+        inserted = self.prefetch(
             f"WITH saved AS ({SAVE_CONVERSATION}"
             " WHERE id = ? AND user_id IS NOT DISTINCT FROM ?::text AND created_at = ?"
             " AND last_message_at = ? AND message_count = ? AND next_seq = ?"
-            " AND metadata IS NOT DISTINCT FROM ?::text RETURNING 1)"
+            f" AND metadata IS NOT DISTINCT FROM ?::text{guards} RETURNING 1)"
             f" INSERT INTO convostore_messages (conversation_id, {_MSG})"
             f" SELECT * FROM (VALUES {', '.join([typed] * len(rows))}) AS m"
             " WHERE EXISTS (SELECT FROM saved) RETURNING 1",
-            [*saved_values(row), *seen, *(v for r in rows for v in (seen.id, *r))],
+            [
+                *saved_values(row),
+                *seen,
+                *values,
+                *(v for r in rows for v in (seen.id, *r)),
+            ],
         )
-        return len(inserted) == len(rows)
+        return lambda: len(inserted()) == len(rows)
 
     def prefetch(self, sql: str, params: Sequence[Any] = ()) -> Callable[[], list[tuple[Any, ...]]]:
         self._counted()
