@@ -7,7 +7,8 @@ Three parts, each interleaved (every saver does turn i before any does turn i+1;
 right after the same other one), so machine noise hits every side alike:
 1. the research note's 200-turn thread: a 3-node graph (plan, act, reflect) whose ``messages``
    use ``add_messages``, one thread; time per invoke and bytes on disk; ours with the thread
-   shown as a core conversation (the default) and without (``messages_key=None``);
+   shown as a core conversation (the default) and without (``messages_key=None``), on
+   PostgreSQL also with statements prepared on the server (``?prepare_threshold=5``);
 2. raw saver calls: chained ``put`` + ``put_writes`` + ``get_tuple``, and ``list(limit=10)``;
 3. the store: ``put``, ``get`` and filtered ``search``.
 PostgreSQL parts use 127.0.0.1:5432 (set CONVOSTORE_TEST_PG), each saver in its own schema.
@@ -368,6 +369,19 @@ def main() -> None:
                 ours(stack, pd, durable_commits=False),
                 State,
                 pd_size,
+            )
+            # statements prepared on the server, as PostgresSaver's are (prepare_threshold=0)
+            pf, pf_size = pg_schema(stack)
+            pg, pg_size = pg_schema(stack)
+            sides["ConvostoreSaver (pg, prepared statements)"] = (
+                ours(stack, f"{pf}&prepare_threshold=5"),
+                State,
+                pf_size,
+            )
+            sides["ConvostoreSaver (pg, prepared statements, no conversation)"] = (
+                ours(stack, f"{pg}&prepare_threshold=5", messages_key=None),
+                State,
+                pg_size,
             )
         turns_bench(sides, args.turns)
 

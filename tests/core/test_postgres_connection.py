@@ -143,3 +143,32 @@ def test_a_closed_port_fails_with_the_servers_reason() -> None:
 def test_a_malformed_url_is_a_validation_error(url: str) -> None:
     with pytest.raises(MemoryValidationError, match="url"):
         ConversationStore(url)
+
+
+def _prepared(store: ConversationStore) -> int:
+    """How many statements the connection a read gets has prepared on the server."""
+    rows = store.backend.read(lambda tx: tx.execute("SELECT count(*) FROM pg_prepared_statements"))
+    return int(rows[0][0])
+
+
+def test_statements_are_prepared_on_the_server_only_when_the_url_asks(
+    pg_schema_url: str,
+) -> None:
+    """``?prepare_threshold=N`` is psycopg's setting (the URL's other parameters stay, here
+    the test schema's ``options``); without it nothing is prepared, as a transaction-mode
+    pooler needs."""
+    with ConversationStore(f"{pg_schema_url}&prepare_threshold=0") as store:
+        store.append_message(conversation_id="c", role="user", content="x")
+        assert store.get_contents(conversation_id="c") == ["x"]
+        assert _prepared(store) > 0
+    with ConversationStore(pg_schema_url) as store:
+        assert store.get_contents(conversation_id="c") == ["x"]  # the same schema
+        for _ in range(10):
+            store.get_messages(conversation_id="c")
+        assert _prepared(store) == 0
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "1.5", "", "1" * 10, "٣"])
+def test_a_bad_prepare_threshold_is_refused_before_connecting(value: str) -> None:
+    with pytest.raises(MemoryValidationError, match="prepare_threshold must be a whole number"):
+        ConversationStore(f"postgresql://postgres@127.0.0.1:1/test?prepare_threshold={value}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import MemoryValidationError
 from .base import Backend, ChangeRow, ConversationRow, MessageRow, Tx
@@ -43,7 +43,15 @@ def open_backend(url: str, pool: ConnectionPool[Any] | None = None) -> Backend:
     if scheme in ("postgresql", "postgres") or scheme.startswith("postgresql+"):
         from .postgres import PostgresBackend
 
-        return PostgresBackend(url=url.replace(scheme + "://", "postgresql://", 1))
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        given = [v for k, v in pairs if k == "prepare_threshold"]
+        if not given:
+            return PostgresBackend(url=url.replace(scheme + "://", "postgresql://", 1))
+        rest = urlencode([(k, v) for k, v in pairs if k != "prepare_threshold"])
+        return PostgresBackend(
+            url=urlunsplit(("postgresql", parts.netloc, parts.path, rest, parts.fragment)),
+            prepare_threshold=_prepare_threshold(given[-1]),
+        )
     raise MemoryValidationError(
         f"url scheme {scheme!r} is not supported; use sqlite:///file.db, postgresql://... or memory://"
     )
@@ -68,3 +76,15 @@ def _sqlite_path(url: str, netloc: str, path: str) -> str:
             " database file, not its directory)"
         )
     return path
+
+
+def _prepare_threshold(value: str) -> int:
+    """A URL's ``prepare_threshold`` (psycopg's: how many runs of a statement on a connection
+    before it is prepared on the server)."""
+    if value.isascii() and value.isdigit() and len(value) <= 9:
+        return int(value)
+    raise MemoryValidationError(
+        f"url: prepare_threshold must be a whole number from 0 to 999999999 (runs of a"
+        f" statement before it is prepared), got {value[:40]!r}",
+        argument="url",
+    )

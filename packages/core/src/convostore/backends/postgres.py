@@ -274,8 +274,8 @@ def _closed_by_server(conn: psycopg.Connection[Any]) -> bool:
 
 
 class PostgresBackend(Backend):
-    """Short transactions on pooled connections; no server-side prepared statements by default,
-    so it works behind a transaction-mode pooler. Row locks (``FOR UPDATE``) serialize writers
+    """Short transactions on pooled connections; no server-side prepared statements unless
+    ``prepare_threshold`` (psycopg's) is given, so it works behind a transaction-mode pooler. Row locks (``FOR UPDATE``) serialize writers
     of one conversation; serialization failures and deadlocks are retried."""
 
     dialect = "postgresql"
@@ -288,6 +288,7 @@ class PostgresBackend(Backend):
         pool: ConnectionPool[Any] | None = None,
         timeout: float = 60.0,
         max_size: int = 10,
+        prepare_threshold: int | None = None,
     ) -> None:
         self.timeout = timeout
         self._closed = False
@@ -306,7 +307,10 @@ class PostgresBackend(Backend):
                 url,
                 min_size=1,
                 max_size=max_size,
-                kwargs={"prepare_threshold": None, "connect_timeout": connect_timeout},
+                kwargs={
+                    "prepare_threshold": prepare_threshold,
+                    "connect_timeout": connect_timeout,
+                },
                 open=False,
                 timeout=timeout,
             )
