@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from ..components import Component
 
 from .keys import prefix_upper
-from .memories import MEMORY_MIGRATION, MemoryStatements
+from .memories import MEMORY_MIGRATION, MEMORY_WRITE_FUNCTION, MemoryStatements
 
 T = TypeVar("T")
 
@@ -121,6 +121,7 @@ MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (conversation_id, seq)
         )""",
     ],
+    [POSTGRESQL_ONLY + MEMORY_WRITE_FUNCTION],
 ]
 
 

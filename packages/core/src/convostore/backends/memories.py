@@ -67,6 +67,59 @@ MEMORY_MIGRATION: list[str] = [
 ]
 
 
+# A create or an update that keeps the path, written only where the rows are as the caller
+# saw them (Tx.write_memory_if_unchanged): a function on PostgreSQL, so that the server plans
+# its statements once per connection (a statement sent without a prepared statement, which a
+# transaction-mode pooler needs, is planned on every call: here, most of the call's time).
+MEMORY_WRITE_FUNCTION = """CREATE OR REPLACE FUNCTION convostore_memory_write(
+        p_store text, p_seen_count bigint, p_seen_size bigint, p_seen_seq bigint,
+        p_updated_at bigint, p_count bigint, p_size bigint, p_next_seq bigint,
+        p_was_path text, p_was_version bigint, p_was_version_seq bigint, p_was_size bigint,
+        p_path text, p_entry text, p_version bigint, p_version_seq bigint, p_entry_size bigint,
+        p_created_at bigint, p_entry_updated_at bigint,
+        p_seq bigint, p_version_id text, p_operation text, p_version_size bigint,
+        p_version_at bigint, p_content bytea
+    ) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    IF p_was_path IS NULL THEN  -- a create: the path must be free
+        PERFORM FROM convostore_memory_entries WHERE store_id = p_store AND path = p_path;
+        IF FOUND THEN
+            RETURN false;
+        END IF;
+    ELSE  -- an update: the entry must be as seen
+        PERFORM FROM convostore_memory_entries WHERE store_id = p_store AND path = p_was_path
+            AND id = p_entry AND version = p_was_version AND version_seq = p_was_version_seq
+            AND size = p_was_size;
+        IF NOT FOUND THEN
+            RETURN false;
+        END IF;
+    END IF;
+    -- every write to a store moves its next_seq: a row that still holds it saw none since
+    UPDATE convostore_memory_stores SET updated_at = p_updated_at, entry_count = p_count,
+        total_size = p_size, next_seq = p_next_seq
+        WHERE id = p_store AND entry_count = p_seen_count AND total_size = p_seen_size
+        AND next_seq = p_seen_seq;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    IF p_was_path IS NULL THEN
+        INSERT INTO convostore_memory_entries (store_id, path, id, version, version_seq, size,
+            created_at, updated_at)
+        VALUES (p_store, p_path, p_entry, p_version, p_version_seq, p_entry_size, p_created_at,
+            p_entry_updated_at);
+    ELSE
+        UPDATE convostore_memory_entries SET version = p_version, version_seq = p_version_seq,
+            size = p_entry_size, updated_at = p_entry_updated_at
+            WHERE store_id = p_store AND path = p_was_path AND id = p_entry;
+    END IF;
+    INSERT INTO convostore_memory_versions (store_id, seq, id, entry_id, version, operation,
+        path, size, created_at, redacted_at, content)
+    VALUES (p_store, p_seq, p_version_id, p_entry, p_version, p_operation, p_path,
+        p_version_size, p_version_at, NULL, p_content);
+    RETURN true;
+END $$"""
+
+
 class MemoryStoreRow(NamedTuple):
     id: str
     user_id: str | None
@@ -128,7 +181,7 @@ class MemoryStatements(ABC):
     """The memory stores' statements, written once for both databases (``?`` placeholders)."""
 
     lock_suffix = ""
-    one_statement_writes = False  # data-modifying WITH (PostgreSQL)
+    one_statement_writes = False  # convostore_memory_write, one call (PostgreSQL)
 
     @abstractmethod
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
@@ -298,6 +351,40 @@ class MemoryStatements(ABC):
         (otherwise nothing is written). Every write to a store moves its ``next_seq``, so a
         store row that still holds it has seen no write since. One statement on PostgreSQL;
         elsewhere, inside the caller's transaction, the store's conditional update first."""
+        if self.one_statement_writes:
+            return bool(
+                self.execute(
+                    f"SELECT convostore_memory_write({', '.join(['?'] * 25)})",
+                    [
+                        seen.id,
+                        seen.entry_count,
+                        seen.total_size,
+                        seen.next_seq,
+                        store.updated_at,
+                        store.entry_count,
+                        store.total_size,
+                        store.next_seq,
+                        *(
+                            (None,) * 4
+                            if was is None
+                            else (was.path, was.version, was.version_seq, was.size)
+                        ),
+                        entry.path,
+                        entry.id,
+                        entry.version,
+                        entry.version_seq,
+                        entry.size,
+                        entry.created_at,
+                        entry.updated_at,
+                        version.seq,
+                        version.id,
+                        version.operation,
+                        version.size,
+                        version.created_at,
+                        version.content,
+                    ],
+                )[0][0]
+            )
         at = " FROM convostore_memory_entries WHERE store_id = ? AND path = ?"
         if was is None:
             entry_guard = f"NOT EXISTS (SELECT 1{at})"
@@ -307,66 +394,29 @@ class MemoryStatements(ABC):
                 f"EXISTS (SELECT 1{at} AND id = ? AND version = ? AND version_seq = ? AND size = ?)"
             )
             guard_values = [was.store_id, was.path, was.id, was.version, was.version_seq, was.size]
-        store_sql = (
+        if not self.execute(
             "UPDATE convostore_memory_stores SET updated_at = ?, entry_count = ?,"
             " total_size = ?, next_seq = ? WHERE id = ? AND entry_count = ? AND total_size = ?"
-            f" AND next_seq = ? AND {entry_guard} RETURNING 1"
-        )
-        store_values = [
-            store.updated_at,
-            store.entry_count,
-            store.total_size,
-            store.next_seq,
-            seen.id,
-            seen.entry_count,
-            seen.total_size,
-            seen.next_seq,
-            *guard_values,
-        ]
-        if not self.one_statement_writes:
-            if not self.execute(store_sql, store_values):
-                return False
-            if was is None:
-                self.insert_memory_entry(entry)
-            else:
-                self.update_memory_entry(entry, was_at=was.path)
-            self.insert_memory_version(version)
-            return True
+            f" AND next_seq = ? AND {entry_guard} RETURNING 1",
+            [
+                store.updated_at,
+                store.entry_count,
+                store.total_size,
+                store.next_seq,
+                seen.id,
+                seen.entry_count,
+                seen.total_size,
+                seen.next_seq,
+                *guard_values,
+            ],
+        ):
+            return False
         if was is None:
-            entry_sql = (
-                "INSERT INTO convostore_memory_entries (store_id, path, id, version,"
-                " version_seq, size, created_at, updated_at) SELECT ?::text, ?::text,"
-                " ?::text, ?::bigint, ?::bigint, ?::bigint, ?::bigint, ?::bigint"
-                " WHERE EXISTS (SELECT FROM s)"
-            )
-            entry_values: list[Any] = list(entry[:8])
+            self.insert_memory_entry(entry)
         else:
-            entry_sql = (
-                "UPDATE convostore_memory_entries SET version = ?, version_seq = ?, size = ?,"
-                " updated_at = ? WHERE store_id = ? AND path = ? AND id = ?"
-                " AND EXISTS (SELECT FROM s)"
-            )
-            entry_values = [
-                entry.version,
-                entry.version_seq,
-                entry.size,
-                entry.updated_at,
-                entry.store_id,
-                was.path,
-                entry.id,
-            ]
-        typed = (
-            "?::text, ?::bigint, ?::text, ?::text, ?::bigint, ?::text, ?::text, ?::bigint,"
-            " ?::bigint, ?::bigint, ?::bytea"
-        )
-        return bool(
-            self.execute(
-                f"WITH s AS ({store_sql}), e AS ({entry_sql} RETURNING 1)"
-                f" INSERT INTO convostore_memory_versions ({_VERSION}, content)"
-                f" SELECT {typed} WHERE EXISTS (SELECT FROM e) RETURNING 1",
-                [*store_values, *entry_values, *version],
-            )
-        )
+            self.update_memory_entry(entry, was_at=was.path)
+        self.insert_memory_version(version)
+        return True
 
     def page_memory_entries(
         self, sid: str, *, after: str | None, prefix: str | None, limit: int
