@@ -40,7 +40,7 @@ def test_sqlite_file_uses_wal_and_reopens_with_its_data(tmp_path: Path) -> None:
     raw = sqlite3.connect(tmp_path / "a.db")
     assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert raw.execute("SELECT component, version FROM convostore_schema").fetchall() == [
-        ("core", 5)
+        ("core", 6)
     ]
 
 
@@ -65,7 +65,7 @@ def test_an_older_schema_is_upgraded_in_place(backend_url: str) -> None:
         rows = store.backend.read(
             lambda tx: tx.execute("SELECT component, version FROM convostore_schema")
         )
-        assert sorted(rows) == [("core", 5), ("demo", 2)]
+        assert sorted(rows) == [("core", 6), ("demo", 2)]
 
 
 def test_a_database_of_the_previous_schema_gains_memory_stores(shared_url: str) -> None:
@@ -87,7 +87,7 @@ def test_a_database_of_the_previous_schema_gains_memory_stores(shared_url: str) 
         rows = store.backend.read(
             lambda tx: tx.execute("SELECT version FROM convostore_schema WHERE component = 'core'")
         )
-        assert rows == [(5,)]
+        assert rows == [(6,)]
         store.update_conversation(conversation_id="c", metadata={"k": 1})
         assert [c.kind for c in store.get_changes(conversation_id="c", after=0).items] == [
             "message.created",

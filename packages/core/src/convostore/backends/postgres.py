@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import json
 import random
 import select
 import time
@@ -135,35 +136,18 @@ class PostgresTx(Tx):
         *,
         new_ids: bool = False,
     ) -> Callable[[], bool]:
-        """One statement, sent now (one round trip outside a transaction, none of its own in
-        one): the conversation's row updated where every column still holds ``seen`` (a
-        concurrent change makes the update match nothing, re-checked after its row lock at
-        READ COMMITTED) and, with ``new_ids``, where none of ``rows``' ids is taken; the
-        messages inserted only if it matched."""
-        typed = "(?::text, ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::bigint, ?::bigint)"
-        guards, values = "", []
-        if new_ids:
-            guards = (
-                " AND NOT EXISTS (SELECT FROM convostore_messages WHERE conversation_id = ?"
-                f" AND id IN ({', '.join('?' for _ in rows)}))"
-            )
-            values = [seen.id, *(r.id for r in rows)]
-        inserted = self.prefetch(
-            f"WITH saved AS ({SAVE_CONVERSATION}"
-            " WHERE id = ? AND user_id IS NOT DISTINCT FROM ?::text AND created_at = ?"
-            " AND last_message_at = ? AND message_count = ? AND next_seq = ?"
-            f" AND metadata IS NOT DISTINCT FROM ?::text{guards} RETURNING 1)"
-            f" INSERT INTO convostore_messages (conversation_id, {_MSG})"
-            f" SELECT * FROM (VALUES {', '.join([typed] * len(rows))}) AS m"
-            " WHERE EXISTS (SELECT FROM saved) RETURNING 1",
-            [
-                *saved_values(row),
-                *seen,
-                *values,
-                *(v for r in rows for v in (seen.id, *r)),
-            ],
+        """One call of the function ``convostore_append``, sent now (one round trip outside a
+        transaction, none of its own in one): the conversation's row updated where every
+        column still holds ``seen`` (a concurrent change makes the update match nothing,
+        re-checked after its row lock at READ COMMITTED) and, with ``new_ids``, where none of
+        ``rows``' ids is taken; the messages inserted only if it matched."""
+        appended = self.prefetch(
+            "SELECT convostore_append(?::text, ?::text, ?::bigint, ?::bigint, ?::bigint,"
+            " ?::bigint, ?::text, ?::text, ?::bigint, ?::bigint, ?::bigint, ?::text,"
+            " ?::boolean, ?::json)",
+            [*seen, *saved_values(row), new_ids, json.dumps(rows)],
         )
-        return lambda: len(inserted()) == len(rows)
+        return lambda: bool(appended()[0][0])
 
     def prefetch(self, sql: str, params: Sequence[Any] = ()) -> Callable[[], list[tuple[Any, ...]]]:
         self._counted()
