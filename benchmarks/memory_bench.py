@@ -4,8 +4,11 @@
 
 A memory write keeps a version, a counter and a store row exact; the floor is a key-value write
 with none of that: ``ConvostoreStore.put`` (convostore-langgraph's ``BaseStore``) on the same
-backend. An update is also timed against the same writes by hand (``update_by_hand``), the
-floor of what it stores. Both sides run interleaved in one process; medians of rounds.
+backend. An update is also timed against the same writes by hand (``update_by_hand``; on
+PostgreSQL one statement, which the server plans on every call, where the store calls its
+function ``convostore_memory_write``, planned once per connection). On SQLite each side's
+write alone by hand (a version row inserted, ``put``'s upsert) shows what SQLite itself
+charges for them. Both sides run interleaved in one process; medians of rounds.
 ``list_memories(limit=20)`` is timed in a store of 1,000 entries and in one of ``--entries``
 (it must stay flat).
 PostgreSQL is the server at $CONVOSTORE_TEST_PG, in a scratch schema dropped afterwards.
@@ -14,6 +17,7 @@ PostgreSQL is the server at $CONVOSTORE_TEST_PG, in a scratch schema dropped aft
 from __future__ import annotations
 
 import argparse
+import json
 import sqlite3
 import statistics
 import tempfile
@@ -111,6 +115,39 @@ def update_by_hand(kind: str, url: str, sid: str, eid: str) -> Callable[[], None
     return by_hand_pg
 
 
+def sqlite_floors(url: str, sid: str, eid: str) -> dict[str, Callable[[], None]]:
+    """SQLite's own cost of each side's write, by hand in autocommit at the store's settings:
+    a version row inserted (what any update that keeps its versions adds: a new 2 KB row and
+    its two index entries) against ``put``'s upsert of the same key (a 2 KB row rewritten in
+    place)."""
+    conn = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None)
+    for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "secure_delete=ON"):
+        conn.execute(f"PRAGMA {pragma}")
+    texts = [TEXT.encode(), TEXT[::-1].encode()]
+    values = [json.dumps({"text": TEXT}), json.dumps({"text": TEXT[::-1]})]
+    n = count(10**9)  # sequence numbers above the store's own
+
+    def version_insert() -> None:
+        seq, now = next(n), time.time_ns() // 1_000_000
+        conn.execute(
+            "INSERT INTO convostore_memory_versions VALUES"
+            " (?, ?, ?, ?, ?, 'update', 'hot.md', ?, ?, NULL, ?)",
+            [sid, seq, f"memver_{uuid.uuid4().hex[:32]}", eid, seq, 2048, now, texts[seq % 2]],
+        )
+
+    def upsert() -> None:
+        now = time.time_ns() // 1_000
+        conn.execute(
+            "INSERT INTO lg_store (prefix, key, value, created_at, updated_at, expires_at,"
+            " ttl_minutes) VALUES ('floor', 'hot.md', ?, ?, ?, NULL, NULL)"
+            " ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value,"
+            " updated_at = excluded.updated_at",
+            [values[next(n) % 2], now, now],
+        )
+
+    return {"version insert by hand": version_insert, "upsert by hand": upsert}
+
+
 def measure(kind: str, entries: int, rounds: int, ops: int) -> list[list[str]]:
     with backend(kind) as url, ConversationStore(url) as store:
         kv = ConvostoreStore(store)
@@ -142,15 +179,16 @@ def measure(kind: str, entries: int, rounds: int, ops: int) -> list[list[str]]:
             version[0] = store.update_memory(work, entry.entry_id, text, version[0]).version
 
         hand = store.create_memory_store("by hand").memory_store_id
-        by_hand = update_by_hand(
-            kind, url, hand, store.create_memory(hand, "hot.md", TEXT).entry_id
-        )
+        by_hand_entry = store.create_memory(hand, "hot.md", TEXT).entry_id
+        by_hand = update_by_hand(kind, url, hand, by_hand_entry)
 
         def put_same() -> None:
             texts.reverse()
             kv.put(("work",), "hot.md", {"text": texts[0]})
 
+        floors = sqlite_floors(url, hand, by_hand_entry) if kind == "sqlite" else {}
         sides: dict[str, Callable[[], object]] = {
+            **floors,
             "create_memory": create,
             "put (new key)": put_new,
             "update_memory": update,
@@ -177,6 +215,9 @@ def measure(kind: str, entries: int, rounds: int, ops: int) -> list[list[str]]:
             [kind, f"update, against the same writes by hand ({'sqlite3' if kind == 'sqlite' else 'psycopg'})",
              us(med["update_memory"]), us(med["update by hand"]),
              f"{med['update_memory'] / med['update by hand']:.2f}×"],
+            *([[kind, "the version's insert alone / `put`'s upsert, both by hand (sqlite3)",
+                us(med["version insert by hand"]), us(med["upsert by hand"]),
+                f"{med['version insert by hand'] / med['upsert by hand']:.2f}×"]] if floors else []),
             [kind, "get it", us(med["get_memory"]), us(med["get"]),
              f"{med['get_memory'] / med['get']:.2f}×"],
             [kind, f"list 20 of {big} / of 1,000 (flat?)",
