@@ -349,8 +349,9 @@ class MemoryStatements(ABC):
         row, only if the store's row still holds what ``seen`` holds where a write reads it
         and the entry is still ``was`` (or the path still free); return whether it did
         (otherwise nothing is written). Every write to a store moves its ``next_seq``, so a
-        store row that still holds it has seen no write since. One statement on PostgreSQL;
-        elsewhere, inside the caller's transaction, the store's conditional update first."""
+        store row that still holds it has seen no write since. On PostgreSQL one call of
+        ``convostore_memory_write`` (the version's path and entry are the entry's); elsewhere,
+        inside the caller's transaction, the store's conditional update first."""
         if self.one_statement_writes:
             return bool(
                 self.execute(
