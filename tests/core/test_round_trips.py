@@ -94,9 +94,12 @@ def test_an_append_after_another_writer_takes_the_locking_path(
     with_id = lambda s: s.append_message(  # noqa: E731
         conversation_id="c", role="user", content="x", message_id="msg_mine"
     )
-    # a supplied id: the locking read with the lookup of the id (sent together), the writes
-    assert traced.round_trips(with_id) == 2
-    assert traced.round_trips(with_id) == 2  # a retry: found, equal, nothing written
+    # a supplied id: the one statement too, which also finds the id free
+    assert traced.round_trips(with_id) == 1
+    # a retry: the statement finds the id taken and writes nothing, then the locking read
+    # with the lookup of the id (sent together) finds it equal: nothing written
+    assert traced.round_trips(with_id) == 3
+    assert traced.round_trips(with_id) == 2  # not remembered now: the locking read alone
     assert traced.store.get_contents(conversation_id="c")[-1] == "x"
     assert len(traced.store.get_contents(conversation_id="c")) == 5
 

@@ -592,7 +592,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
             m.id for m, item in zip(prepared, messages, strict=True) if item.get("message_id")
         ]
 
-        if not supplied and self._append_unchanged(cid, uid, prepared, now, fold):
+        if self._append_unchanged(cid, uid, prepared, now, fold, supplied=bool(supplied)):
             return ids
         saved: list[tuple[ConversationRow, str]] = []  # the row as written, its last message
 
@@ -673,12 +673,16 @@ class ConversationStore(_Views, MemoryStoreMethods):
         prepared: list[MessageRow],
         now: int,
         fold: Fold | None,
+        *,
+        supplied: bool,
     ) -> bool:
         """Append in one statement (one round trip on a server database) where this store
         wrote the conversation last: the rules (and ``fold``) run on its row as written then,
-        the messages stored only if the row is still exactly that. False where not tried,
-        where ``fold`` changes the metadata, or where the row changed since; the caller then
-        takes the locking path (which raises any error from the row as it is)."""
+        the messages stored only if the row is still exactly that (and, where the caller
+        ``supplied`` ids, only if none of them is taken). False where not tried, where
+        ``fold`` changes the metadata, where the row changed since or an id is taken; the
+        caller then takes the locking path (which raises any error from the row as it is, and
+        skips the messages already stored)."""
         seen, _ = self._last_rows.row(cid)
         if seen is None or self.ordered or len(prepared) > 100:
             return False
@@ -691,7 +695,8 @@ class ConversationStore(_Views, MemoryStoreMethods):
         if fold is not None and fold(decode_json(seen.metadata), [_message(m) for m in rows]):
             return False
         if self.backend.write(
-            lambda tx: tx.append_if_unchanged(seen, rows, row)(), single_statement=True
+            lambda tx: tx.append_if_unchanged(seen, rows, row, new_ids=supplied)(),
+            single_statement=True,
         ):
             self._last_rows.remember(row, rows[-1].id)
             return True

@@ -134,9 +134,10 @@ MIGRATIONS: list[list[str]] = [
         ) RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN
     -- p_rows: the messages, each [seq, id, role, content, metadata, created_at, updated_at]
-    IF p_new_ids THEN  -- the messages' ids must be free
+    IF p_new_ids THEN  -- the messages' ids must be free (= ANY: probes of the id index,
+        -- where a semi-join could walk the whole conversation)
         PERFORM FROM convostore_messages WHERE conversation_id = p_id
-            AND id IN (SELECT r ->> 1 FROM json_array_elements(p_rows) AS r);
+            AND id = ANY (ARRAY(SELECT r ->> 1 FROM json_array_elements(p_rows) AS r));
         IF FOUND THEN
             RETURN false;
         END IF;
