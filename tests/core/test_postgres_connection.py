@@ -168,7 +168,9 @@ def test_statements_are_prepared_on_the_server_only_when_the_url_asks(
         assert _prepared(store) == 0
 
 
-@pytest.mark.parametrize("value", ["soon", "-1", "1.5", "", "1" * 10, "٣"])
+@pytest.mark.parametrize(
+    "value", ["soon", "-1", "1.5", "", "1" * 10, "9" * 400, "٣", "%00", "5%00", "%ED%A0%80"]
+)
 def test_a_bad_prepare_threshold_is_refused_before_connecting(value: str) -> None:
     with pytest.raises(MemoryValidationError, match="prepare_threshold must be a whole number"):
         ConversationStore(f"postgresql://postgres@127.0.0.1:1/test?prepare_threshold={value}")
