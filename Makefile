@@ -26,9 +26,11 @@ install: $(addprefix install-,$(PACKAGES))
 uv:
 	@$(UV) --version >/dev/null 2>&1 || $(PY) -m pip install -q "uv==0.13.9"
 
+# SKIP_INSTALL=1 (set by `make test` for its suites, after it installed everything once) keeps
+# two suites running side by side from syncing one environment at the same time.
 $(addprefix install-,$(PACKAGES)): install-%: uv
-	@echo "==> .venvs/$*: $(dist_$*) with its dependencies and the dev tools (first run: minutes)"
-	@UV_PROJECT_ENVIRONMENT=.venvs/$* $(UV) sync -q --package $(dist_$*) --group dev --group test
+	@[ -n "$(SKIP_INSTALL)" ] || echo "==> .venvs/$*: $(dist_$*) with its dependencies and the dev tools (first run: minutes)"
+	@[ -n "$(SKIP_INSTALL)" ] || UV_PROJECT_ENVIRONMENT=.venvs/$* $(UV) sync -q --package $(dist_$*) --group dev --group test
 
 demo: install-core
 	.venvs/core/bin/python examples/quickstart.py
@@ -108,12 +110,28 @@ test-docs: install services
 	@echo "==> tests/docs: every README code block runs as pasted, or is an excerpt of examples/"
 	@.venvs/core/bin/pytest tests/docs -q -p no:cacheprovider
 
-# After lint and type checks (which build every environment), the suites run two at a time:
-# they wait on PostgreSQL, subprocesses and the browser as much as on the 2 cores. Each
-# suite's output is printed whole when it ends (GNU make's --output-sync).
+# Every check reports, even when another fails: the environments are built first (nothing runs
+# without them), then lint, the type checks and the suites run two at a time (they wait on
+# PostgreSQL, subprocesses and the browser as much as on the 2 cores), each in a sub-make whose
+# verdict is kept in .verdicts/. Each one's output is printed whole when it ends (GNU make's
+# --output-sync); a table of every verdict ends the run, whose status fails if any failed.
 SUITES := $(addprefix test-,$(PACKAGES)) test-web test-docs docs test-dist
-test: lint typecheck
-	@$(MAKE) --no-print-directory -j2 --output-sync=target $(SUITES)
+CHECKS := lint typecheck $(SUITES)
+.PHONY: $(addprefix verdict-,$(CHECKS))
+test: install services
+	@rm -rf .verdicts && mkdir .verdicts
+	@$(MAKE) --no-print-directory -j2 --output-sync=target $(addprefix verdict-,$(CHECKS)); \
+	echo "==> verdicts"; failed=0; \
+	for check in $(CHECKS); do \
+		verdict=$$(cat .verdicts/$$check 2>/dev/null || echo "did not run"); \
+		printf '    %-16s %s\n' "$$check" "$$verdict"; \
+		[ "$$verdict" = passed ] || failed=1; \
+	done; \
+	exit $$failed
+
+$(addprefix verdict-,$(CHECKS)): verdict-%:
+	@if $(MAKE) --no-print-directory SKIP_INSTALL=1 $*; then echo passed > .verdicts/$*; \
+	else echo FAILED > .verdicts/$*; fi
 
 # Every benchmark once (about 10 minutes on 2 cores; PostgreSQL needed): each writes its tables,
 # with the date, the machine and the command, to benchmarks/results/<package>.md, and the READMEs'
