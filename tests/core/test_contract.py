@@ -202,8 +202,18 @@ def test_the_public_names_of_the_core() -> None:
         assert getattr(convostore, name) is not None
     public = {n for n in dir(convostore) if not n.startswith("_")}
     modules = {
+        "async_store",
+        "attachments",
         "backends",
+        "changes",
         "cli",
+        "conversations",
+        "engine",
+        "forks",
+        "messages",
+        "recent",
+        "sync",
+        "views",
         "components",
         "conventions",
         "convert",

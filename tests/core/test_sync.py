@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import convostore.store
+import convostore.engine
 import pytest
 from convostore import (
     AsyncConversationStore,
@@ -397,9 +397,9 @@ THING = Component(
 @pytest.fixture
 def registry(monkeypatch: pytest.MonkeyPatch) -> None:
     """The registry as it is when a package registers ``THING`` (entry points are per install)."""
-    real = convostore.store.component_named
+    real = convostore.engine.component_named
     monkeypatch.setattr(
-        convostore.store, "component_named", lambda name: THING if name == "thing" else real(name)
+        convostore.engine, "component_named", lambda name: THING if name == "thing" else real(name)
     )
 
 
@@ -449,7 +449,7 @@ def test_a_failing_hook_deletes_nothing(
         raise RuntimeError("the component failed")
 
     failing = Component(name="thing", steps=THING.steps, tables=THING.tables, on_delete=broken)
-    monkeypatch.setattr(convostore.store, "component_named", lambda name: failing)
+    monkeypatch.setattr(convostore.engine, "component_named", lambda name: failing)
     before = snapshot(things)
     with pytest.raises(RuntimeError, match="the component failed"):
         things.delete_conversation(conversation_id="c1")

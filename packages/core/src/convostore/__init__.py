@@ -1,5 +1,6 @@
 """convostore: a conversation store for AI agents."""
 
+from .async_store import AsyncConversationStore
 from .conventions import MANAGED_BY_KEY, MEMORY_STORES_KEY, TITLE_KEY
 from .convert import (
     responses_item_role,
@@ -30,6 +31,7 @@ from .errors import (
     StorageError,
 )
 from .memory_prompt import amemory_context, memory_context
+from .messages import MessageInput
 from .models import (
     ChangeKind,
     ConversationChange,
@@ -47,7 +49,7 @@ from .models import (
     Order,
     Role,
 )
-from .store import AsyncConversationStore, ConversationStore, MessageInput
+from .store import ConversationStore
 from .summary import PromptContext, afold_summary, aprompt_context, fold_summary, prompt_context
 from .threads import run_in_thread, run_sync
 from .titles import aensure_title, ensure_title, first_exchange

@@ -12,8 +12,9 @@ from .backends import Tx
 from .backends import transfer as sql
 from .components import PruneRequest, registered_components
 from .conventions import UNTIL_KEY
+from .engine import changed, manager_of
 from .errors import MemoryValidationError
-from .store import ConversationStore, _changed, manager_of
+from .store import ConversationStore
 from .validation import check_int, check_optional_id, decode_json, encode_metadata
 
 SHOWN = 20
@@ -169,7 +170,7 @@ def _trim(tx: Tx, *, cid: str, keep: int, store: ConversationStore) -> int:
     row = row._replace(message_count=row.message_count - gone, metadata=metadata)
     now = store.clock()
     for _, mid in oldest:  # the change feed tells live views which messages went
-        row = _changed(tx, row, "message.deleted", now, mid)
+        row = changed(tx, row, "message.deleted", now, mid)
     tx.save_conversation(row)
     return gone
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from html import escape
 
+from .async_store import AsyncConversationStore
 from .models import MemoryEntry, MemoryStore
-from .store import AsyncConversationStore, ConversationStore
+from .store import ConversationStore
 from .threads import run_in_thread
 from .validation import check_int
 

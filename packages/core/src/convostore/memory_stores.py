@@ -17,7 +17,6 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from ._recent import Recent
 from .backends import Backend, Tx
 from .backends.memories import MemoryEntryRow, MemoryStoreRow, MemoryVersionRow
 from .errors import (
@@ -41,6 +40,7 @@ from .models import (
     MemoryStore,
     MemoryVersion,
 )
+from .recent import LastMemoryRows
 from .validation import (
     Limits,
     check_id,
@@ -142,30 +142,6 @@ def _version_row(  # noqa: PLR0917 - the version's fields
     )
 
 
-class _LastMemoryRows:
-    """Memory stores' and entries' rows as this process last wrote them (the newest 1,024 of
-    each, without content): what a conditional write compares with."""
-
-    def __init__(self) -> None:
-        self.stores: Recent[MemoryStoreRow] = Recent()
-        self.entries: Recent[MemoryEntryRow] = Recent()
-
-    def store(self, sid: str) -> MemoryStoreRow | None:
-        return self.stores.get(sid)
-
-    def get(self, sid: str, eid: str) -> tuple[MemoryStoreRow | None, MemoryEntryRow | None]:
-        entry = self.entries.get(eid)
-        return self.stores.get(sid), entry if entry is not None and entry.store_id == sid else None
-
-    def remember(self, store: MemoryStoreRow, entry: MemoryEntryRow | None = None) -> None:
-        self.stores.put(store.id, store)
-        if entry is not None:
-            self.entries.put(entry.id, entry._replace(content=None))
-
-    def forget(self, eid: str) -> None:
-        self.entries.forget(eid)
-
-
 def _version_id(now: int, seq: int) -> str:
     """``memver_`` + 12 hex digits of milliseconds + 8 random + 12 of the store's sequence
     number (which finds the row by its primary key)."""
@@ -211,7 +187,7 @@ class MemoryStoreMethods:
     limits: Limits
     clock: Callable[[], int]
     strict_ownership: bool
-    _last_memory: _LastMemoryRows  # shared with the store's twins
+    _last_memory: LastMemoryRows  # shared with the store's twins
 
     def _store_owned(self, row: MemoryStoreRow, user_id: str | None) -> MemoryStoreRow:
         """``row``, if ``user_id`` (when given) may use it (``check_owner``)."""

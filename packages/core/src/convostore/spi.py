@@ -20,12 +20,14 @@ from __future__ import annotations
 
 from typing import Self, TypeAlias
 
+from .async_store import AsyncConversationStore
 from .backends import Backend, Tx
 from .backends.base import POSTGRESQL_ONLY, SQLITE_ONLY, WouldBlock
 from .components import Component, PruneRequest, Table
 from .errors import MemoryStoreNotFoundError, MemoryValidationError
 from .models import MemoryEntry
-from .store import AsyncConversationStore, ConversationStore, StartedSync
+from .store import ConversationStore
+from .sync import StartedSync
 from .threads import run_in_thread, run_sync
 from .validation import (
     MAX_INT64,

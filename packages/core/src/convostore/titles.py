@@ -12,10 +12,11 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
+from .async_store import AsyncConversationStore
 from .conventions import TITLE_KEY
 from .errors import MemoryValidationError
 from .models import ConversationMeta, Message
-from .store import AsyncConversationStore, ConversationStore
+from .store import ConversationStore
 from .threads import run_in_thread
 
 TitleGenerator = Callable[[list[Message]], str]

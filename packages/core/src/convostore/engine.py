@@ -1,0 +1,292 @@
+"""The engine under the store's facade: its state and the rules its concerns share."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+from .backends import DEFAULT_URL, Backend, ChangeRow, ConversationRow, MessageRow, Tx, open_backend
+from .components import CORE, component_named
+from .conventions import MANAGED_BY_KEY
+from .errors import ConversationManagedError, ConversationOwnershipError, MemoryValidationError
+from .ids import now_ms
+from .models import ChangeKind, ConversationMeta, Message
+from .recent import LastMemoryRows, LastRows
+from .validation import (
+    Limits,
+    check_id,
+    check_optional_id,
+    check_owner,
+    check_role,
+    decode_json,
+    encode_content,
+    encode_metadata,
+)
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
+R = TypeVar("R")
+
+
+def message_of(row: MessageRow) -> Message:
+    return Message.model_construct(
+        message_id=row.id,
+        role=row.role,
+        content=json.loads(row.content),
+        created_at=row.created_at,
+        metadata=decode_json(row.metadata),
+        updated_at=row.updated_at,
+    )
+
+
+def meta_of(row: ConversationRow) -> ConversationMeta:
+    return ConversationMeta.model_construct(
+        conversation_id=row.id,
+        created_at=row.created_at,
+        last_message_at=row.last_message_at,
+        message_count=row.message_count,
+        metadata=decode_json(row.metadata),
+        user_id=row.user_id,
+    )
+
+
+def merge_metadata(current: str | None, patch: Mapping[str, Any], limits: Limits) -> str | None:
+    """Shallow-merge ``patch`` into stored metadata; a None value deletes its key."""
+    if not isinstance(patch, Mapping):
+        raise MemoryValidationError(f"fold must return a dict or None, got {type(patch).__name__}")
+    merged = {**(decode_json(current) or {}), **patch}
+    return encode_metadata({k: v for k, v in merged.items() if v is not None}, limits)
+
+
+def changed(
+    tx: Tx, row: ConversationRow, kind: ChangeKind, now: int, message_id: str | None = None
+) -> ConversationRow:
+    """Record a change of the conversation other than an append (those are their messages'
+    rows) at its next sequence number; ``row`` with that number taken, to be saved."""
+    tx.insert_change(row.id, ChangeRow(row.next_seq, kind, message_id, now))
+    return row._replace(next_seq=row.next_seq + 1)
+
+
+_MANAGED_MARK = f'"{MANAGED_BY_KEY}"'
+
+
+def manager_of(metadata: str | Mapping[str, Any] | None) -> str | None:
+    """The component that manages a conversation, from its (encoded or decoded) metadata."""
+    decoded: Any = metadata
+    if isinstance(metadata, str):
+        if _MANAGED_MARK not in metadata:  # no decoding on the common path
+            return None
+        decoded = decode_json(metadata)
+    managed = decoded.get(MANAGED_BY_KEY) if isinstance(decoded, Mapping) else None
+    name = managed.get("component") if isinstance(managed, Mapping) else None
+    return name if isinstance(name, str) else None
+
+
+def check_unmanaged(metadata: Mapping[str, Any] | None, argument: str) -> None:
+    """A caller's metadata patch may not name a managing component: ``sync_messages`` on the
+    component's store sets it."""
+    if metadata and MANAGED_BY_KEY in metadata:
+        raise MemoryValidationError(
+            f"{argument}: {MANAGED_BY_KEY!r} is set by the component that manages the"
+            " conversation (ConversationStore.as_component(...).sync_messages)",
+            argument=argument,
+        )
+
+
+class Engine:
+    """A store's state (its database, limits, clock and flags, shared with its twins) and the
+    rules several of its concerns apply: who may use a conversation, locking or creating it,
+    which component manages it, what a valid message is. ``ConversationStore`` is made of this
+    and one class per concern."""
+
+    _views: dict[str, Any]
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        pool: ConnectionPool[Any] | None = None,
+        limits: Limits | None = None,
+        clock: Callable[[], int] = now_ms,
+    ) -> None:
+        self._views = {}
+        self._last_rows = LastRows()  # shared with this store's twins (same database)
+        self._last_memory = LastMemoryRows()
+        self.ordered = False
+        self.strict_ownership = False
+        self.component: str | None = None
+        self.url = url or os.environ.get("CONVOSTORE_URL") or DEFAULT_URL
+        self.limits = limits or Limits()
+        self.clock = clock
+        self.backend: Backend = open_backend(self.url, pool)
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the database connections."""
+        self.backend.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def vacuum(self) -> None:
+        """Rewrite the store's tables without what deleted, cleared or redacted data left
+        behind. On SQLite erased rows are already overwritten (``secure_delete``): this also
+        shrinks the file. On PostgreSQL deleted rows stay in the table files as dead tuples
+        until this runs ``VACUUM FULL`` (which locks each table while it rewrites it); the
+        server's write-ahead log and backups keep older copies until they are recycled."""
+        self.backend.vacuum([table.name for table in CORE.tables])
+
+    def with_limits(self, **changes: int) -> Self:
+        """This store with some ``Limits`` fields changed, on the same database connections:
+        for data with other bounds than chat messages (closing either closes both)."""
+        twin = copy.copy(self)
+        twin.limits = dataclasses.replace(self.limits, **changes)
+        twin._views = {}  # views are bound to the store they were made on
+        return twin
+
+    def with_strict_ownership(self) -> Self:
+        """This store (same connections) whose calls given a ``user_id`` use only what that
+        user owns: an unowned conversation or memory store is refused as another user's is
+        (and an append cannot claim it). For servers that act for many users."""
+        twin = self.with_limits()
+        twin.strict_ownership = True
+        return twin
+
+    def as_component(self, name: str) -> Self:
+        """This store (same connections) acting for the component ``name`` (a registered
+        ``Component``'s name, ``convostore-langgraph``): its ``sync_messages`` marks the
+        conversations it fills as managed by ``name`` (``managedBy`` in their metadata), and
+        it may write their messages. Every other caller's message writes to a managed
+        conversation raise ``ConversationManagedError``."""
+        twin = self.with_limits()
+        twin.component = check_id("name", name, self.limits)
+        return twin
+
+    def with_ordered_clock(self) -> Self:
+        """This store (same connections) whose appends take their time from one clock that the
+        whole database shares: ``created_at`` and ``last_message_at`` then increase strictly
+        in commit order across all conversations, threads, processes and machines (a burst
+        runs ahead of the wall clock by one millisecond per append). It serializes appends on
+        one row, so use it where the order of writes is the point (session listings)."""
+        twin = self.with_limits()
+        twin.ordered = True
+        return twin
+
+    def _prepare(self, item: object, now: int, fresh_id: str) -> MessageRow:
+        """Validate and serialize one message (``fresh_id`` unless it names its own id)."""
+        if not isinstance(item, Mapping):
+            raise MemoryValidationError(
+                f"message must be a dict, got {type(item).__name__}", argument="message"
+            )
+        unknown = set(item) - {"role", "content", "metadata", "message_id"}
+        if unknown:
+            raise MemoryValidationError(
+                f"keys {sorted(unknown)} are not message fields", argument="message"
+            )
+        if "content" not in item:
+            raise MemoryValidationError("content is required", argument="content")
+        limits = self.limits
+        mid = check_optional_id("message_id", item.get("message_id"), limits)
+        return MessageRow(
+            seq=0,
+            id=mid or fresh_id,
+            role=check_role(item.get("role")),
+            content=encode_content(item["content"], limits),
+            metadata=encode_metadata(item.get("metadata"), limits),
+            created_at=now,
+            updated_at=None,
+        )
+
+    def _owned(self, row: ConversationRow, user_id: str | None) -> ConversationRow:
+        """``row``, if ``user_id`` (when given) may use it (``check_owner``)."""
+        check_owner(
+            row.user_id,
+            user_id,
+            strict=self.strict_ownership,
+            what=f"conversation_id {row.id!r}",
+            error=ConversationOwnershipError,
+        )
+        return row
+
+    def _lock_or_create(
+        self,
+        tx: Tx,
+        cid: str,
+        user_id: str | None,
+        now: int,
+        locked: Callable[[], ConversationRow | None] | None = None,
+    ) -> ConversationRow:
+        """Lock the conversation's row (``locked``: that read, already sent), creating it first
+        if needed; enforce its owner."""
+        row = (
+            (tx.conversation(cid, lock=True) if locked is None else locked())
+            or tx.create_conversation(cid, user_id, now)
+            or tx.conversation(cid, lock=True)
+        )
+        assert row is not None  # created, or created by a concurrent writer
+        return self._owned(row, user_id)
+
+    def _locked(self, tx: Tx, cid: str, user_id: str | None) -> ConversationRow | None:
+        """Lock the conversation's row if it exists; enforce its owner."""
+        row = tx.conversation(cid, lock=True)
+        return None if row is None else self._owned(row, user_id)
+
+    def _writable(self, row: ConversationRow) -> ConversationRow:
+        """``row``, if this store may write its messages: a conversation a component manages
+        takes message writes from that component's store only (``as_component``)."""
+        manager = manager_of(row.metadata)
+        if manager is not None and manager != self.component:
+            raise ConversationManagedError(
+                f"conversation_id {row.id!r} is managed by {manager!r}: its messages follow"
+                " what that component keeps (a LangGraph thread, ...), so they are written"
+                " there, not through the store"
+            )
+        return row
+
+    def _delete_managed(self, tx: Tx, rows: Sequence[ConversationRow]) -> None:
+        """Let each component that manages some of ``rows`` (being deleted) delete its own
+        data of them, in this transaction (``Component.on_delete``)."""
+        managed: dict[str, list[ConversationMeta]] = {}
+        for row in rows:
+            name = manager_of(row.metadata)
+            if name is not None:
+                managed.setdefault(name, []).append(meta_of(row))
+        if not managed:
+            return
+        present = tx.components_present()
+        for name, metas in managed.items():
+            component = component_named(name)
+            if component is not None and component.on_delete and name in present:
+                component.on_delete(tx, metas)
+
+    def _read_owned(
+        self, cid: str, user_id: str | None, read: Callable[[Tx], R], *, single_statement: bool
+    ) -> R | None:
+        """``read`` in one snapshot, after checking that ``user_id`` (if given) may read ``cid``;
+        None when ``user_id`` is given and the conversation does not exist."""
+        if user_id is None:
+            return self.backend.read(read, single_statement=single_statement)
+
+        def checked(tx: Tx) -> R | None:
+            row = tx.conversation(cid)
+            if row is None:
+                return None
+            self._owned(row, user_id)
+            return read(tx)
+
+        return self.backend.read(checked)
