@@ -16,12 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .backends.base import MIGRATIONS
+from .backends.schema import MIGRATIONS
 
 if TYPE_CHECKING:
-    from .backends import Tx
+    from .backends.base import Tx
     from .models import ConversationMeta
-    from .store import ConversationStore
 
 COMPONENTS_GROUP = "convostore.components"
 """The entry-point group under which adapter packages register their ``Component``."""
@@ -47,8 +46,9 @@ class Table:
             raise ValueError(f"table {self.name!r}: key names at least one column")
 
 
-PruneHook = Callable[["ConversationStore", "PruneRequest"], list[tuple[str, int]]]
-"""``prune(store, request) -> [(what, how many), ...]``: a component's own retention."""
+PruneHook = Callable[[Any, "PruneRequest"], list[tuple[str, int]]]
+"""``prune(store, request) -> [(what, how many), ...]``: a component's own retention, given the
+``ConversationStore`` (typed loosely here: the registry sits below the store it serves)."""
 
 
 DeleteHook = Callable[["Tx", "list[ConversationMeta]"], None]

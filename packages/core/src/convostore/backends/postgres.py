@@ -16,7 +16,6 @@ from typing import Any
 from ..errors import ConvostoreError, MemoryValidationError, StorageError
 from .base import (
     _MSG,
-    MIGRATIONS,
     SAVE_CONVERSATION,
     Backend,
     ConversationRow,
@@ -25,6 +24,7 @@ from .base import (
     Tx,
     saved_values,
 )
+from .schema import MIGRATIONS
 
 try:
     import psycopg

@@ -16,7 +16,8 @@ except ImportError:  # pragma: no cover - Windows: SQLite's busy handler alone
     fcntl = None  # type: ignore[assignment]
 
 from ..errors import ConvostoreError, MemoryValidationError, StorageError
-from .base import MIGRATIONS, Backend, T, Tx, WouldBlock
+from .base import Backend, T, Tx, WouldBlock
+from .schema import MIGRATIONS
 
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
