@@ -2,6 +2,14 @@
 
 from .async_store import AsyncConversationStore
 from .conventions import MANAGED_BY_KEY, MEMORY_STORES_KEY, TITLE_KEY
+from .conventions.summary import (
+    PromptContext,
+    afold_summary,
+    aprompt_context,
+    fold_summary,
+    prompt_context,
+)
+from .conventions.titles import aensure_title, ensure_title, first_exchange
 from .convert import (
     responses_item_role,
     to_anthropic_messages,
@@ -50,9 +58,7 @@ from .models import (
     Role,
 )
 from .store import ConversationStore
-from .summary import PromptContext, afold_summary, aprompt_context, fold_summary, prompt_context
 from .threads import run_in_thread, run_sync
-from .titles import aensure_title, ensure_title, first_exchange
 from .validation import Limits
 
 __all__ = [

@@ -12,11 +12,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .async_store import AsyncConversationStore
-from .conventions import SUMMARY_KEY, UNTIL_KEY
-from .models import ConversationMeta, Message
-from .store import ConversationStore
-from .threads import run_in_thread
+from ..async_store import AsyncConversationStore
+from ..models import ConversationMeta, Message
+from ..store import ConversationStore
+from ..threads import run_in_thread
+from . import SUMMARY_KEY, UNTIL_KEY
 
 _PAGE = 100
 

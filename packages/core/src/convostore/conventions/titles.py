@@ -12,12 +12,12 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from .async_store import AsyncConversationStore
-from .conventions import TITLE_KEY
-from .errors import MemoryValidationError
-from .models import ConversationMeta, Message
-from .store import ConversationStore
-from .threads import run_in_thread
+from ..async_store import AsyncConversationStore
+from ..errors import MemoryValidationError
+from ..models import ConversationMeta, Message
+from ..store import ConversationStore
+from ..threads import run_in_thread
+from . import TITLE_KEY
 
 TitleGenerator = Callable[[list[Message]], str]
 AsyncTitleGenerator = Callable[[list[Message]], str | Awaitable[str]]
