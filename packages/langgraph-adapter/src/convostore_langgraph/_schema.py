@@ -13,7 +13,8 @@ from typing import Any, NamedTuple
 
 from convostore.spi import SQLITE_ONLY, Backend, Tx
 
-from ._codec import _Blob, _BlobKey, _BlobRow, _dump_metadata
+from ._checks import _dump_metadata
+from ._codec import _Blob, _BlobKey, _BlobRow
 
 COMPONENT = "convostore-langgraph"
 
@@ -495,7 +496,7 @@ def filter_conditions(filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
     ``"key": `` for each number or boolean (``1`` equals ``1.0`` and ``True``), or when it
     holds a ``\\u`` escape (then a value may be written otherwise). ``None``, objects and
     arrays, and terms that cannot be sent (a lone surrogate), narrow nothing. Keys are text
-    (``_codec._metadata_filter`` checked them)."""
+    (``_checks._metadata_filter`` checked them)."""
     terms: list[str] = []
     for key, value in filter.items():
         if isinstance(value, str):

@@ -1,8 +1,8 @@
 """``ConvostoreSaver``: a LangGraph checkpointer on a convostore database (SQLite or PostgreSQL).
 
-This module is the LangGraph protocol: it checks the arguments, runs the named statements of
-``_schema`` in the backend's transactions and lets ``_codec`` turn checkpoints into rows and
-back; ``_history`` walks the parent chain for ``DeltaChannel``.
+This module is the LangGraph protocol: it checks the arguments (``_checks``), runs the named
+statements of ``_schema`` in the backend's transactions and lets ``_codec`` turn checkpoints
+into rows and back; ``_history`` walks the parent chain for ``DeltaChannel``.
 
 Storage model (``_codec``): a checkpoint row holds the small channel values (numbers, booleans,
 ``None``, and values the serde turns into at most ``_IN_ROW_MAX`` bytes), in every checkpoint
@@ -49,12 +49,8 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from . import _schema as sql
-from ._codec import (
-    Codec,
-    Loaded,
-    _BlobKey,
+from ._checks import (
     _checkpoint_id,
-    _Heads,
     _key,
     _load_metadata,
     _metadata_filter,
@@ -63,9 +59,9 @@ from ._codec import (
     _namespace,
     _serializing,
     _thread_id,
-    decode_checkpoint,
-    unneeded_blobs,
 )
+from ._codec import Codec, Loaded, _BlobKey, decode_checkpoint, unneeded_blobs
+from ._heads import _Heads
 from ._history import delta_channel_history
 from ._projection import DeltaReader, Projection, reduce_messages, snapshot_value
 
