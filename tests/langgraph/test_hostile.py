@@ -1,21 +1,29 @@
 """Hostile input at the checkpointer's entry points, on every backend, by entry point: ids with
 NUL, lone surrogates or 1 MiB; huge integers; values nested deeper than Python recurses; another
-thread's data in a filter; erasure. Each bad input is the documented ``MemoryValidationError`` (a
-``ValueError``) before anything is written, the same on memory, SQLite and PostgreSQL; never a
-raw driver error or a ``StorageError``. (The store's cases are in ``test_store_hostile.py``.)"""
+thread's data in a filter; erasure. Each bad input is the
+documented ``MemoryValidationError`` (a ``ValueError``) before anything is written, the same on
+memory, SQLite and PostgreSQL; never a raw driver error or a ``StorageError``. Values planted in
+the database that name a callable, or are a pickle, are refused by name when read
+(``TypeNotAllowedError``) and never constructed. (The store's cases are in
+``test_store_hostile.py``.)"""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import pickle
 import secrets
+import shlex
 import sqlite3
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import ormsgpack
 import pytest
 from convostore import ConversationStore, MemoryValidationError
-from convostore_langgraph import ConvostoreSaver
+from convostore_langgraph import ConvostoreSaver, TypeNotAllowedError
 from convostore_langgraph._codec import CHECKPOINT_NS_MAX_BYTES, THREAD_ID_MAX_BYTES
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
@@ -345,6 +353,85 @@ def test_bad_run_ids_and_channel_names_are_refused(
         lambda: seeded.get_delta_channel_history(config=cfg, channels=["messages", value]),
     ]
     _refused(seeded, calls, message)
+
+
+# -- stored values the serializer does not construct ----------------------------------------
+
+
+class _Exploit:
+    """A pickle that runs ``command`` when loaded."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return os.system, (self.command,)
+
+
+def _planted(kind: str, command: str) -> tuple[str, bytes]:
+    """A stored (type, bytes) whose loading by LangGraph's permissive serializer (or by pickle)
+    calls ``os.system(command)``: msgpack with the extension type that names a callable."""
+    if kind == "pickle":
+        return "pickle", pickle.dumps(_Exploit(command))
+    return "msgpack", ormsgpack.packb(ormsgpack.Ext(0, ormsgpack.packb(["os", "system", command])))
+
+
+def _plant(saver: ConvostoreSaver, where: str, stored: tuple[str, bytes], cid: str) -> None:
+    """Write ``stored`` into the thread 'kept' with SQL, as whoever could write the database
+    could: as the checkpoint row itself, as the messages' values, or as a pending write."""
+
+    def write(tx: Any) -> None:
+        if where == "checkpoint row":
+            tx.execute(
+                "UPDATE lg_checkpoints SET ctype = ?, checkpoint = ? WHERE thread_id = 'kept'",
+                list(stored),
+            )
+        elif where == "channel value":
+            assert tx.execute(
+                "SELECT count(*) FROM lg_blobs WHERE thread_id = 'kept' AND channel = 'messages'"
+            )[0][0]
+            tx.execute(
+                "UPDATE lg_blobs SET type = ?, data = ?, base = NULL, keep = NULL"
+                " WHERE thread_id = 'kept' AND channel = 'messages'",
+                list(stored),
+            )
+        else:
+            tx.execute(
+                "INSERT INTO lg_writes (thread_id, ns, checkpoint_id, task_id, idx, task_path,"
+                " channel, type, data) VALUES ('kept', '', ?, 'planted', 0, '', 'messages', ?, ?)",
+                [cid, *stored],
+            )
+
+    saver.backend.write(write)
+
+
+@pytest.mark.parametrize("kind", ["msgpack", "pickle"])
+@pytest.mark.parametrize("where", ["checkpoint row", "channel value", "pending write"])
+def test_a_planted_callable_is_refused_and_never_run(
+    seeded: ConvostoreSaver, tmp_path: Path, where: str, kind: str
+) -> None:
+    """Someone who can write the database plants a value naming ``os.system`` (or a pickle):
+    every read refuses it with ``TypeNotAllowedError``, naming the type and the checkpoint,
+    and the command never runs (LangGraph's default serializer would import and call it)."""
+    ran = tmp_path / "ran"
+    cid = seeded.get_tuple(_cfg("kept")).checkpoint["id"]  # type: ignore[union-attr]
+    _plant(seeded, where, _planted(kind, f"touch {shlex.quote(str(ran))}"), cid)
+    reader = ConvostoreSaver(seeded.store, cache_size=0)
+    graph = three_node_graph().compile(checkpointer=reader)
+    reads: list[Callable[[], Any]] = [
+        lambda: reader.get_tuple(_cfg("kept")),
+        lambda: list(reader.list(_cfg("kept"), limit=1)),
+        lambda: asyncio.run(reader.aget_tuple(_cfg("kept"))),
+        lambda: graph.invoke(user("more", 1), {"configurable": {"thread_id": "kept"}}),
+    ]
+    for read in reads:
+        with pytest.raises(TypeNotAllowedError) as refused:
+            read()
+        error = refused.value
+        assert error.type_name == ("os.system" if kind == "msgpack" else "pickle")
+        assert (error.thread_id, error.checkpoint_id) == ("kept", cid)
+        assert error.type_name in str(error) and repr(cid) in str(error)
+    assert not ran.exists()
 
 
 # -- erasure ---------------------------------------------------------------------------------

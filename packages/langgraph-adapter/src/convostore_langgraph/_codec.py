@@ -51,6 +51,7 @@ from ._copies import (  # noqa: F401
     _states,
 )
 from ._heads import _NOVALUE, _hand_out, _Head, _Heads
+from ._serde import TypeNotAllowedError, loads
 
 _BlobKey = tuple[str, str, str, str]  # thread_id, ns, channel, version
 _PLAIN = (type(None), bool, int, float)
@@ -157,12 +158,12 @@ def decode_checkpoint(
     elif ctype == "json":
         loaded = json.loads(data)
     else:
-        loaded = serde.loads_typed((ctype, bytes(data)))
+        loaded = loads(serde, ctype, bytes(data))
     typed = loaded.pop(_TYPED_KEY, None)
     if typed and values:
         in_row = loaded.setdefault(_IN_ROW_KEY, {})
         for ch, (type_, blob) in typed.items():
-            in_row[ch] = serde.loads_typed((type_, blob))
+            in_row[ch] = loads(serde, type_, blob, ch)
     return loaded
 
 
@@ -392,7 +393,10 @@ class Codec:
         decoded: list[dict[str, Any]] = []
         keys: set[_BlobKey] = set()
         for r in rows:
-            ckpt = self.decode(r[4], bytes(r[5]))
+            try:
+                ckpt = self.decode(r[4], bytes(r[5]))
+            except TypeNotAllowedError as exc:
+                raise exc.at(r[0], r[1], r[2]) from None
             decoded.append(ckpt)
             in_row = ckpt.get(_IN_ROW_KEY, {})
             for ch, ver in ckpt.get("channel_versions", {}).items():
@@ -421,7 +425,7 @@ class Codec:
             cursor = None if row.base is None else (key[0], key[1], key[2], row.base)
         value: Any = memo[cursor] if cursor is not None else None
         for k, row in reversed(chain):
-            loaded = self.serde.loads_typed((row.type, row.data or b""))
+            loaded = loads(self.serde, row.type, row.data or b"", key[2])
             if row.base is not None:
                 loaded = [*value[: row.keep], *loaded]
             memo[k] = value = loaded
@@ -432,14 +436,21 @@ class Codec:
         order."""
         if len(writes) > 1:
             writes = sorted(writes, key=lambda w: writes_sort_key(w[4], w[0], w[5]))
-        loads = self.serde.loads_typed
-        return [(w[0], w[1], loads((w[2], w[3]))) for w in writes]
+        serde = self.serde
+        return [(w[0], w[1], loads(serde, w[2], w[3], w[1])) for w in writes]
 
     def build(
         self, loaded: Loaded, memo: dict[_BlobKey, Any], *, remember: bool = False
     ) -> CheckpointTuple:
         """The ``CheckpointTuple`` of a loaded row; with ``remember``, the versions read become
-        the channels' heads."""
+        the channels' heads. A stored value the serde refuses is ``TypeNotAllowedError``."""
+        try:
+            return self._build(loaded, memo, remember)
+        except TypeNotAllowedError as exc:
+            row = loaded[0]
+            raise exc.at(row[0], row[1], row[2]) from None
+
+    def _build(self, loaded: Loaded, memo: dict[_BlobKey, Any], remember: bool) -> CheckpointTuple:
         row, ckpt, blobs, writes = loaded
         thread_id, ns, cid, parent_id = row[0], row[1], row[2], row[3]
         in_row = ckpt.pop(_IN_ROW_KEY, {})

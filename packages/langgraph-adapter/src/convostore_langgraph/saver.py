@@ -64,6 +64,7 @@ from ._codec import Codec, Loaded, _BlobKey, decode_checkpoint, unneeded_blobs
 from ._heads import _Heads
 from ._history import delta_channel_history
 from ._projection import DeltaReader, Projection, reduce_messages, snapshot_value
+from ._serde import TypeNotAllowedError, default_serde
 
 __all__ = ["ConvostoreSaver"]
 
@@ -78,6 +79,12 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
     (``sqlite:///file.db``, ``postgresql://...``, ``memory://``) or ``None`` (the default URL).
     A store you pass stays yours to close; one opened from a URL is closed by ``close()``.
     ``serde`` is the serializer for channel values and writes (an ``EncryptedSerializer`` works).
+    By default it is LangGraph's ``JsonPlusSerializer`` in strict mode: stored data becomes only
+    LangGraph's safe types (LangChain messages, ``Send``, ``Interrupt``, ``Command``, the
+    standard library's plain types) and the classes of ``allowed_msgpack_modules`` (classes or
+    ``(module, name)`` pairs: the pydantic models, dataclasses and enums of your state); any
+    other type is refused with ``TypeNotAllowedError`` instead of being imported and called.
+    A ``serde`` you pass decides for itself (give it its own ``allowed_msgpack_modules``).
 
     On PostgreSQL every commit is durable; ``durable_commits=False`` commits ``put`` and
     ``put_writes`` with ``synchronous_commit=off``, the guarantee of SQLite's default
@@ -97,6 +104,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         store: StoreLike = None,
         *,
         serde: SerializerProtocol | None = None,
+        allowed_msgpack_modules: Iterable[type | tuple[str, str]] = (),
         max_delta_depth: int = 128,
         cache_size: int = 1024,
         durable_commits: bool = True,
@@ -106,7 +114,14 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         conversation_prefix: str = "",
         max_conversation_messages: int = 1_000_000,
     ) -> None:
-        super().__init__(serde=serde)
+        allowed = _allow_list(allowed_msgpack_modules)
+        if serde is not None and allowed:
+            raise MemoryValidationError(
+                "allowed_msgpack_modules applies to the default serializer only: give it to the"
+                " serde you pass (JsonPlusSerializer(allowed_msgpack_modules=...))",
+                argument="allowed_msgpack_modules",
+            )
+        super().__init__(serde=serde or default_serde(allowed))
         self.durable_commits = durable_commits
         self.store: ConversationStore
         self.store, self._owns_store = open_store(store)
@@ -573,6 +588,23 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         )
 
 
+def _allow_list(allowed: Iterable[type | tuple[str, str]]) -> list[type | tuple[str, str]]:
+    """``allowed_msgpack_modules`` as LangGraph takes it: classes and (module, name) pairs."""
+    if isinstance(allowed, str | bytes):
+        allowed = [allowed]
+    entries = list(allowed)
+    for entry in entries:
+        if not isinstance(entry, type) and not (
+            isinstance(entry, tuple) and len(entry) == 2 and all(type(p) is str for p in entry)
+        ):
+            raise MemoryValidationError(
+                f"allowed_msgpack_modules: each entry must be a class or a (module, name) pair"
+                f" of strings, got {entry!r}",
+                argument="allowed_msgpack_modules",
+            )
+    return entries
+
+
 class _DeltaMessages(DeltaReader):
     """The messages of a ``DeltaChannel`` thread, read through the saver for its projection."""
 
@@ -585,7 +617,10 @@ class _DeltaMessages(DeltaReader):
         codec, channel = self.saver._codec, self.channel
         key = (thread_id, "", checkpoint_id)
         found = self.saver.backend.read(lambda tx: sql.fetch_writes(tx, [key], [channel]))
-        return [value for _, _, value in codec.pending(found.get(key, []))]
+        try:
+            return [value for _, _, value in codec.pending(found.get(key, []))]
+        except TypeNotAllowedError as exc:
+            raise exc.at(thread_id, "", checkpoint_id) from None
 
     def value_at(self, thread_id: str, checkpoint_id: str) -> list[Any]:
         """The channel's messages at the root checkpoint, from its history."""
