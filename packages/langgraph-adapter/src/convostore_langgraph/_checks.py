@@ -14,6 +14,8 @@ from typing import Any
 from convostore import MemoryValidationError
 from convostore.spi import Limits, check_id
 
+from ._filters import check_filter_key, field
+
 THREAD_ID_MAX_BYTES = 256
 """thread_id, checkpoint_id, task_id, run_id, channel names and versions: at most this many
 UTF-8 bytes (the core's id limit)."""
@@ -82,17 +84,17 @@ def _metadata_text(metadata: Mapping[str, Any]) -> str:
 
 def _metadata_filter(filter: Mapping[str, Any]) -> dict[str, Any]:
     """A ``list`` filter as the metadata it is compared with was stored: through JSON (tuples
-    are lists, other objects text). Keys must be text."""
+    are lists, other objects text). Keys follow the store's rule (``_filters``)."""
     for key in filter:
-        if not isinstance(key, str):
-            raise TypeError(f"filter: metadata keys must be strings, got {key!r}")
+        check_filter_key(key)
     with _serializing("filter"):
         return {k: json.loads(json.dumps(v, default=_json_default)) for k, v in filter.items()}
 
 
 def _metadata_matches(metadata: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
-    """``InMemorySaver``'s filter: every key equal (a ``None`` value matches a missing key)."""
-    return all(metadata.get(k) == v for k, v in wanted.items())
+    """``InMemorySaver``'s filter, every value equal (a ``None`` value matches a missing key),
+    with the store's keys: a dotted key is the field of that name, else a path (``_filters``)."""
+    return all(field(metadata, k) == v for k, v in wanted.items())
 
 
 def _json_default(value: Any) -> Any:

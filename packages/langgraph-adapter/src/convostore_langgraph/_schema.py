@@ -15,6 +15,7 @@ from convostore.spi import SQLITE_ONLY, Backend, Tx
 
 from ._checks import _dump_metadata
 from ._codec import _Blob, _BlobKey, _BlobRow
+from ._filters import key_text
 
 COMPONENT = "convostore-langgraph"
 
@@ -493,16 +494,16 @@ def filter_conditions(filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
     unable to fail on any stored text: it never parses stored metadata (PostgreSQL's
     ``jsonb`` refuses a NUL or a lone surrogate, which would fail the query for every
     thread). A row matches when its JSON text holds ``"key": value`` for each string value and
-    ``"key": `` for each number or boolean (``1`` equals ``1.0`` and ``True``), or when it
-    holds a ``\\u`` escape (then a value may be written otherwise). ``None``, objects and
-    arrays, and terms that cannot be sent (a lone surrogate), narrow nothing. Keys are text
-    (``_checks._metadata_filter`` checked them)."""
+    ``"key": `` for each number or boolean (``1`` equals ``1.0`` and ``True``; a dotted key by
+    the end of its last part, ``_filters.key_text``), or when it holds a ``\\u`` escape (then
+    a value may be written otherwise). ``None``, objects and arrays, and terms that cannot be
+    sent (a lone surrogate), narrow nothing. Keys are checked (``_checks._metadata_filter``)."""
     terms: list[str] = []
     for key, value in filter.items():
         if isinstance(value, str):
-            text = f"{_dump_metadata(key)}: {_dump_metadata(value)}"
+            text = key_text(key, _dump_metadata) + _dump_metadata(value)
         elif isinstance(value, (int, float)):
-            text = f"{_dump_metadata(key)}: "
+            text = key_text(key, _dump_metadata)
         else:
             continue
         try:

@@ -31,6 +31,7 @@ from langgraph.store.base import (
 )
 
 from . import _schema as sql
+from ._filters import check_filter_key, field, key_text
 
 __all__ = ["ConvostoreStore"]
 
@@ -94,36 +95,6 @@ def _check_namespace(namespace: Sequence[object]) -> None:
         )
 
 
-def _check_filter_key(key: object) -> None:
-    """A top-level filter key: a field name, or a dotted path into nested objects. One that can
-    only be a mistake gets SqliteStore's ``ValueError``."""
-    if not isinstance(key, str):
-        raise TypeError(f"filter: filter keys must be strings, got {key!r}")
-    if not key or "\x00" in key or any(not part for part in key.split(".")):
-        raise ValueError(
-            f"Invalid filter key: {key!r}. Filter keys must be a field name or a dotted path"
-            " of field names (no empty part, no NUL)."
-        )
-    try:
-        key.encode()
-    except UnicodeEncodeError:
-        raise ValueError(f"Invalid filter key: {key!r}. Filter keys must be valid UTF-8.") from None
-
-
-def _field(value: Mapping[str, Any], key: str) -> Any:
-    """The value a top-level filter key names: the field itself when the item has one by that
-    exact name (as InMemoryStore and PostgresStore read it), else the dotted path into nested
-    objects (as SqliteStore reads it); None when neither is there."""
-    if key in value or "." not in key:
-        return value.get(key)
-    found: Any = value
-    for part in key.split("."):
-        if not isinstance(found, Mapping) or part not in found:
-            return None
-        found = found[part]
-    return found
-
-
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -177,9 +148,7 @@ def _contained_texts(filter: Mapping[str, Any]) -> list[str]:
     for key, wanted in filter.items():
         text = wanted["$eq"] if isinstance(wanted, Mapping) and list(wanted) == ["$eq"] else wanted
         if type(text) is str:
-            # a dotted key matches "a.b": or a nested "b": alike; both end with `b": "text"`
-            name = json.dumps(key) if "." not in key else json.dumps(key.rsplit(".", 1)[1])[1:]
-            texts.append(f"{name}: {json.dumps(text)}")
+            texts.append(key_text(key, json.dumps) + json.dumps(text))
     return texts
 
 
@@ -280,7 +249,7 @@ class ConvostoreStore(BaseStore):
             _check_filter("filter", op.filter)
             if op.filter is not None:
                 for key in op.filter:
-                    _check_filter_key(key)
+                    check_filter_key(key)
         if isinstance(op, SearchOp | ListNamespacesOp):
             check_int("limit", op.limit)
             check_int("offset", op.offset)
@@ -398,7 +367,7 @@ class ConvostoreStore(BaseStore):
             rows = [
                 r
                 for r in sql.store_search(tx, prefix, _contained_texts(op.filter), now, None)
-                if all(_matches(_field(json.loads(r[2]), k), v) for k, v in op.filter.items())
+                if all(_matches(field(json.loads(r[2]), k), v) for k, v in op.filter.items())
             ]
             rows = rows[op.offset : op.offset + op.limit]
         else:
