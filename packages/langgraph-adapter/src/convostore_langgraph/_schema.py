@@ -529,14 +529,18 @@ StoreRow = tuple[Any, ...]
 """prefix, key, value, created_at, updated_at, ttl_minutes."""
 _STORE_COLS = "prefix, key, value, created_at, updated_at, ttl_minutes"
 _ALIVE = "(expires_at IS NULL OR expires_at > ?)"
+# The store's reads take ``alive``: the time by which an expired item is left out, or None to
+# return it until a sweep deletes it.
 
 
-def store_get(tx: Tx, prefix: str, key: str, now: int) -> StoreRow | None:
-    """The item at (prefix, key) unless it expired by ``now``."""
-    rows = tx.execute(
-        f"SELECT {_STORE_COLS} FROM lg_store WHERE prefix = ? AND key = ? AND {_ALIVE}",
-        [prefix, key, now],
-    )
+def store_get(tx: Tx, prefix: str, key: str, alive: int | None) -> StoreRow | None:
+    """The item at (prefix, key) (unless it expired by ``alive``)."""
+    sql = f"SELECT {_STORE_COLS} FROM lg_store WHERE prefix = ? AND key = ?"
+    params: list[Any] = [prefix, key]
+    if alive is not None:
+        sql += f" AND {_ALIVE}"
+        params.append(alive)
+    rows = tx.execute(sql, params)
     return rows[0] if rows else None
 
 
@@ -544,14 +548,18 @@ def store_search(
     tx: Tx,
     prefix: str | None,
     contains: Sequence[str],
-    now: int,
+    alive: int | None,
     page: tuple[int, int] | None,
 ) -> list[StoreRow]:
-    """Living items under the namespace ``prefix`` (itself and its children, never a sibling
-    that merely starts alike; everything for ``None``) whose value text holds every text of
-    ``contains``, newest first, then by namespace and key; ``page`` is (limit, offset)."""
-    where = [_ALIVE]
-    params: list[Any] = [now]
+    """Items under the namespace ``prefix`` (itself and its children, never a sibling that
+    merely starts alike; everything for ``None``) whose value text holds every text of
+    ``contains`` (and that had not expired by ``alive``), newest first, then by namespace and
+    key; ``page`` is (limit, offset), applied after all of these."""
+    where: list[str] = []
+    params: list[Any] = []
+    if alive is not None:
+        where.append(_ALIVE)
+        params.append(alive)
     if prefix:
         # "/" is the character after ".", so the range is exactly the "prefix." children
         where.append("(prefix = ? OR (prefix > ? AND prefix < ?))")
@@ -560,8 +568,9 @@ def store_search(
         where.append("value LIKE ? ESCAPE '\\'")
         params.append(_like(text))
     sql = (
-        f"SELECT {_STORE_COLS} FROM lg_store WHERE {' AND '.join(where)}"
-        " ORDER BY updated_at DESC, prefix, key"
+        f"SELECT {_STORE_COLS} FROM lg_store"
+        + (f" WHERE {' AND '.join(where)}" if where else "")
+        + " ORDER BY updated_at DESC, prefix, key"
     )
     if page is not None:
         sql += " LIMIT ? OFFSET ?"
@@ -569,9 +578,13 @@ def store_search(
     return tx.execute(sql, params)
 
 
-def store_prefixes(tx: Tx, now: int) -> list[str]:
-    """Every namespace (joined with ".") that holds a living item."""
-    return [r[0] for r in tx.execute(f"SELECT DISTINCT prefix FROM lg_store WHERE {_ALIVE}", [now])]
+def store_prefixes(tx: Tx, alive: int | None) -> list[str]:
+    """Every namespace (joined with ".") that holds an item (one not expired by ``alive``)."""
+    if alive is None:
+        return [r[0] for r in tx.execute("SELECT DISTINCT prefix FROM lg_store")]
+    return [
+        r[0] for r in tx.execute(f"SELECT DISTINCT prefix FROM lg_store WHERE {_ALIVE}", [alive])
+    ]
 
 
 def store_put(

@@ -172,8 +172,11 @@ class ConvostoreStore(BaseStore):
     ``store`` is a ``ConversationStore``, an ``AsyncConversationStore``, a URL or ``None`` (the
     default URL). ``ttl`` is a LangGraph ``TTLConfig``: ``default_ttl`` (minutes) applies to
     puts that pass no ``ttl``; ``refresh_on_read`` (default True) extends an item's life when
-    it is read; ``sweep_interval_minutes`` is the period of ``start_ttl_sweeper()``. Expired
-    items are never returned, swept or not. ``clock`` gives the time in microseconds.
+    it is read; ``sweep_interval_minutes`` is the period of ``start_ttl_sweeper()``;
+    ``omit_expired`` (default False, as ``TTLConfig`` documents) leaves out of every read an
+    item past its TTL that no sweep has deleted yet, as ``PostgresStore`` does (without it,
+    such an item is returned until swept, as in ``PostgresStore`` and ``SqliteStore``).
+    ``clock`` gives the time in microseconds.
     """
 
     supports_ttl = True
@@ -281,17 +284,18 @@ class ConvostoreStore(BaseStore):
                         ) from exc
                 puts[(op.namespace, op.key)] = (op, encoded)
         now = self.clock()
+        alive = now if (self.ttl_config or {}).get("omit_expired") else None
 
         def reads(tx: Tx) -> tuple[list[Result], list[tuple[str, str, float]]]:
             results: list[Result] = []
             touched: list[tuple[str, str, float]] = []
             for op in ops:
                 if isinstance(op, GetOp):
-                    results.append(self._get(tx, op, now, touched))
+                    results.append(self._get(tx, op, alive, touched))
                 elif isinstance(op, SearchOp):
-                    results.append(self._search(tx, op, now, touched))
+                    results.append(self._search(tx, op, alive, touched))
                 elif isinstance(op, ListNamespacesOp):
-                    results.append(self._list_namespaces(tx, op, now))
+                    results.append(self._list_namespaces(tx, op, alive))
                 else:
                     results.append(None)
             return results, touched
@@ -350,9 +354,9 @@ class ConvostoreStore(BaseStore):
             touched.append((row[0], row[1], float(row[5])))
 
     def _get(
-        self, tx: Tx, op: GetOp, now: int, touched: list[tuple[str, str, float]]
+        self, tx: Tx, op: GetOp, alive: int | None, touched: list[tuple[str, str, float]]
     ) -> Item | None:
-        row = sql.store_get(tx, ".".join(op.namespace), op.key, now)
+        row = sql.store_get(tx, ".".join(op.namespace), op.key, alive)
         if row is None:
             return None
         self._refresh(op.refresh_ttl, row, touched)
@@ -360,26 +364,28 @@ class ConvostoreStore(BaseStore):
         return item
 
     def _search(
-        self, tx: Tx, op: SearchOp, now: int, touched: list[tuple[str, str, float]]
+        self, tx: Tx, op: SearchOp, alive: int | None, touched: list[tuple[str, str, float]]
     ) -> list[SearchItem]:
         prefix = ".".join(op.namespace_prefix) if op.namespace_prefix else None
         if op.filter:  # SQL narrows by text, Python decides
             rows = [
                 r
-                for r in sql.store_search(tx, prefix, _contained_texts(op.filter), now, None)
+                for r in sql.store_search(tx, prefix, _contained_texts(op.filter), alive, None)
                 if all(_matches(field(json.loads(r[2]), k), v) for k, v in op.filter.items())
             ]
             rows = rows[op.offset : op.offset + op.limit]
         else:
-            rows = sql.store_search(tx, prefix, [], now, (op.limit, op.offset))
+            rows = sql.store_search(tx, prefix, [], alive, (op.limit, op.offset))
         items: list[SearchItem] = []
         for row in rows:
             self._refresh(op.refresh_ttl, row, touched)
             items.append(self._item(row, SearchItem))
         return items
 
-    def _list_namespaces(self, tx: Tx, op: ListNamespacesOp, now: int) -> list[tuple[str, ...]]:
-        namespaces = [tuple(p.split(".")) for p in sql.store_prefixes(tx, now)]
+    def _list_namespaces(
+        self, tx: Tx, op: ListNamespacesOp, alive: int | None
+    ) -> list[tuple[str, ...]]:
+        namespaces = [tuple(p.split(".")) for p in sql.store_prefixes(tx, alive)]
         if op.match_conditions:
             namespaces = [
                 ns for ns in namespaces if all(_path_matches(c, ns) for c in op.match_conditions)
