@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from contextvars import ContextVar
 from typing import Any
 
-from convostore import ConvostoreError
+from convostore import ConvostoreError, MemoryValidationError
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.event_hooks import SerdeEvent, register_serde_event_listener
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -79,10 +79,40 @@ class TypeNotAllowedError(ConvostoreError, ValueError):
         )
 
 
-def default_serde(allowed: Iterable[type | tuple[str, str]] = ()) -> SerializerProtocol:
-    """LangGraph's ``JsonPlusSerializer`` in strict mode: its safe types (LangChain messages,
-    ``Send``, ``Interrupt``, ``Command``, the standard library's plain types) and ``allowed``."""
-    return JsonPlusSerializer(allowed_msgpack_modules=tuple(allowed))
+def saver_serde(
+    serde: SerializerProtocol | None, allowed_msgpack_modules: Iterable[type | tuple[str, str]]
+) -> SerializerProtocol:
+    """The saver's serializer: the one passed, or LangGraph's ``JsonPlusSerializer`` in strict
+    mode, constructing its safe types (LangChain messages, ``Send``, ``Interrupt``, ``Command``,
+    the standard library's plain types) and the classes of ``allowed_msgpack_modules`` (classes
+    or (module, name) pairs: the pydantic models, dataclasses and enums of a graph's state)."""
+    allowed = _allow_list(allowed_msgpack_modules)
+    if serde is None:
+        return JsonPlusSerializer(allowed_msgpack_modules=tuple(allowed))
+    if allowed:
+        raise MemoryValidationError(
+            "allowed_msgpack_modules applies to the default serializer only: give it to the"
+            " serde you pass (JsonPlusSerializer(allowed_msgpack_modules=...))",
+            argument="allowed_msgpack_modules",
+        )
+    return serde
+
+
+def _allow_list(allowed: Iterable[type | tuple[str, str]]) -> list[type | tuple[str, str]]:
+    """``allowed_msgpack_modules`` as LangGraph takes it: classes and (module, name) pairs."""
+    if isinstance(allowed, str | bytes):
+        allowed = [allowed]
+    entries = list(allowed)
+    for entry in entries:
+        if not isinstance(entry, type) and not (
+            isinstance(entry, tuple) and len(entry) == 2 and all(type(p) is str for p in entry)
+        ):
+            raise MemoryValidationError(
+                f"allowed_msgpack_modules: each entry must be a class or a (module, name) pair"
+                f" of strings, got {entry!r}",
+                argument="allowed_msgpack_modules",
+            )
+    return entries
 
 
 _blocked: ContextVar[list[str] | None] = ContextVar("convostore_blocked", default=None)

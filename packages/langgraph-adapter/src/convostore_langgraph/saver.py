@@ -64,7 +64,7 @@ from ._codec import Codec, Loaded, _BlobKey, decode_checkpoint, unneeded_blobs
 from ._heads import _Heads
 from ._history import delta_channel_history
 from ._projection import DeltaReader, Projection, reduce_messages, snapshot_value
-from ._serde import TypeNotAllowedError, default_serde
+from ._serde import TypeNotAllowedError, saver_serde
 
 __all__ = ["ConvostoreSaver"]
 
@@ -78,19 +78,13 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
     ``store`` is a ``ConversationStore``, an ``AsyncConversationStore``, a URL
     (``sqlite:///file.db``, ``postgresql://...``, ``memory://``) or ``None`` (the default URL).
     A store you pass stays yours to close; one opened from a URL is closed by ``close()``.
-    ``serde`` is the serializer for channel values and writes (an ``EncryptedSerializer`` works).
-    By default it is LangGraph's ``JsonPlusSerializer`` in strict mode: stored data becomes only
-    LangGraph's safe types (LangChain messages, ``Send``, ``Interrupt``, ``Command``, the
-    standard library's plain types) and the classes of ``allowed_msgpack_modules`` (classes or
-    ``(module, name)`` pairs: the pydantic models, dataclasses and enums of your state); any
-    other type is refused with ``TypeNotAllowedError`` instead of being imported and called.
-    A ``serde`` you pass decides for itself (give it its own ``allowed_msgpack_modules``).
+    ``serde`` serializes channel values and writes (``EncryptedSerializer`` works); the default
+    reads back LangGraph's safe types and ``allowed_msgpack_modules`` only (``_serde``).
 
     On PostgreSQL every commit is durable; ``durable_commits=False`` commits ``put`` and
     ``put_writes`` with ``synchronous_commit=off``, the guarantee of SQLite's default
     ``synchronous=NORMAL`` (a crash of the database machine can lose the last moments of
-    checkpoints, never corrupt or reorder them). On SQLite the URL decides
-    (``sqlite:///f.db?synchronous=FULL``).
+    checkpoints, never corrupt or reorder them); on SQLite the URL decides.
 
     Each thread is also a core conversation (``conversation_prefix`` + thread id) whose
     messages are the thread's current ``messages_key`` channel, written after each root
@@ -114,14 +108,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         conversation_prefix: str = "",
         max_conversation_messages: int = 1_000_000,
     ) -> None:
-        allowed = _allow_list(allowed_msgpack_modules)
-        if serde is not None and allowed:
-            raise MemoryValidationError(
-                "allowed_msgpack_modules applies to the default serializer only: give it to the"
-                " serde you pass (JsonPlusSerializer(allowed_msgpack_modules=...))",
-                argument="allowed_msgpack_modules",
-            )
-        super().__init__(serde=serde or default_serde(allowed))
+        super().__init__(serde=saver_serde(serde, allowed_msgpack_modules))
         self.durable_commits = durable_commits
         self.store: ConversationStore
         self.store, self._owns_store = open_store(store)
@@ -508,9 +495,8 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         )
 
     def get_next_version(self, current: str | None, channel: None) -> str:
-        """Zero-padded so string order is numeric order; a random tail keeps forks apart
-        (shorter than the reference savers' 49 characters: versions are repeated in every
-        checkpoint's ``channel_versions`` and ``versions_seen``)."""
+        """Zero-padded so string order is numeric order; a random tail keeps forks apart (shorter
+        than the reference savers': versions repeat in every checkpoint's ``versions_seen``)."""
         if current is None:
             current_v = 0
         elif isinstance(current, int):
@@ -586,23 +572,6 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         return await self._run(
             functools.partial(self.get_delta_channel_history, config=config, channels=channels)
         )
-
-
-def _allow_list(allowed: Iterable[type | tuple[str, str]]) -> list[type | tuple[str, str]]:
-    """``allowed_msgpack_modules`` as LangGraph takes it: classes and (module, name) pairs."""
-    if isinstance(allowed, str | bytes):
-        allowed = [allowed]
-    entries = list(allowed)
-    for entry in entries:
-        if not isinstance(entry, type) and not (
-            isinstance(entry, tuple) and len(entry) == 2 and all(type(p) is str for p in entry)
-        ):
-            raise MemoryValidationError(
-                f"allowed_msgpack_modules: each entry must be a class or a (module, name) pair"
-                f" of strings, got {entry!r}",
-                argument="allowed_msgpack_modules",
-            )
-    return entries
 
 
 class _DeltaMessages(DeltaReader):
