@@ -1,21 +1,29 @@
 """Hostile input at the checkpointer's entry points, on every backend, by entry point: ids with
 NUL, lone surrogates or 1 MiB; huge integers; values nested deeper than Python recurses; another
-thread's data in a filter; erasure. Each bad input is the documented ``MemoryValidationError`` (a
-``ValueError``) before anything is written, the same on memory, SQLite and PostgreSQL; never a
-raw driver error or a ``StorageError``. (The store's cases are in ``test_store_hostile.py``.)"""
+thread's data in a filter; filter keys shaped like SQL; erasure. Each bad input is the
+documented ``MemoryValidationError`` (a ``ValueError``) before anything is written, the same on
+memory, SQLite and PostgreSQL; never a raw driver error or a ``StorageError``. Values planted in
+the database that name a callable, or are a pickle, are refused by name when read
+(``TypeNotAllowedError``) and never constructed. (The store's cases are in
+``test_store_hostile.py``.)"""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import pickle
 import secrets
+import shlex
 import sqlite3
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import ormsgpack
 import pytest
 from convostore import ConversationStore, MemoryValidationError
-from convostore_langgraph import ConvostoreSaver
+from convostore_langgraph import ConvostoreSaver, TypeNotAllowedError
 from convostore_langgraph._codec import CHECKPOINT_NS_MAX_BYTES, THREAD_ID_MAX_BYTES
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
@@ -287,8 +295,6 @@ FILTERS: list[dict[str, Any]] = [
     {"name": 'quote " and \\ back'},
     {"obj": {"b": [1, 2], "a": 1}},
     {"nul": "a\x00b"},
-    {"\ud800": 1},
-    {"a\x00": "x"},
     {"missing": None},
     {"step": None},
 ]
@@ -327,6 +333,74 @@ def test_a_filter_matches_top_level_keys_only(saver: ConvostoreSaver) -> None:
     ] == ["top"]
 
 
+def test_checkpoint_search_sql_injection_prevention(saver: ConvostoreSaver) -> None:
+    """Ported from LangGraph's SqliteSaver tests (libs/checkpoint-sqlite/tests/test_sqlite.py):
+    a filter key that can only be an attack on a query is ``ValueError: Invalid filter key``.
+    Keys never reach SQL here; one that is merely odd is a field name no row has."""
+    metadata_public: Any = {"access": "public", "data": "public information"}
+    metadata_private: Any = {
+        "access": "private",
+        "data": "secret information",
+        "password": "secret123",
+    }
+    saver.put(_cfg("thread-public"), empty_checkpoint(), metadata_public, {})
+    saver.put(_cfg("thread-private"), empty_checkpoint(), metadata_private, {})
+    normal_results: Any = list(saver.list(None, filter={"access": "public"}))
+    assert len(normal_results) == 1
+    assert normal_results[0].metadata["access"] == "public"
+    malicious_key = "access') = 'public' OR '1'='1' OR json_extract(metadata, '$."
+    with pytest.raises(ValueError, match="Invalid filter key"):
+        list(saver.list(None, filter={malicious_key: "dummy"}))
+    for odd in ("x') OR '1'='1", "x') OR 1=1 --", "'; DROP TABLE lg_checkpoints; --"):
+        assert list(saver.list(None, filter={odd: "dummy"})) == []
+    assert len(list(saver.list(None))) == 2
+
+
+def test_metadata_filter_keys_with_hyphens_and_digits(saver: ConvostoreSaver) -> None:
+    """Ported from LangGraph's SqliteSaver tests: keys with hyphens or a leading digit, and a
+    dotted key read as a path into nested metadata."""
+    metadata: Any = {
+        "access-level": "public",
+        "user": {"access-level": "nested", "123abc": "ok2"},
+        "123abc": "ok",
+    }
+    saver.put(_cfg("thread-hyphen-digit"), empty_checkpoint(), metadata, {})
+    for query in (
+        {"access-level": "public"},
+        {"user.access-level": "nested"},
+        {"123abc": "ok"},
+        {"user.123abc": "ok2"},
+    ):
+        assert len(list(saver.list(None, filter=query))) == 1, query
+
+
+def test_a_dotted_key_reads_the_field_of_that_name_first(saver: ConvostoreSaver) -> None:
+    """The store's rule: the field named exactly so when the metadata has one, else the path."""
+    both: Any = {"a.b": 1, "a": {"b": 2}}
+    path: Any = {"a": {"b": 2, "n": 7}}
+    saver.put(_cfg("both"), empty_checkpoint(), both, {})
+    saver.put(_cfg("path"), empty_checkpoint(), path, {})
+
+    def found(query: dict[str, Any]) -> set[str]:
+        return {t.config["configurable"]["thread_id"] for t in saver.list(None, filter=query)}
+
+    assert found({"a.b": 1}) == {"both"}
+    assert found({"a.b": 2}) == {"path"}
+    assert found({"a.n": 7}) == {"path"} and found({"a.n": None}) == {"both"}
+    assert found({"a.b.c": None}) == {"both", "path"}  # a missing path is None, as a missing key
+
+
+@pytest.mark.parametrize("key", ["", ".", "a..b", ".a", "a.", "a\x00", "\ud800"])
+def test_a_filter_key_that_can_only_be_a_mistake_is_refused(
+    seeded: ConvostoreSaver, key: str
+) -> None:
+    """The store's rule for its filter keys (``test_store_hostile.py``), for the saver's too."""
+    with pytest.raises(ValueError, match="Invalid filter key"):
+        list(seeded.list(None, filter={key: "x"}))
+    with pytest.raises(TypeError, match="must be strings"):
+        list(seeded.list(None, filter={1: "x"}))  # type: ignore[dict-item]
+
+
 def test_a_filter_nested_too_deeply_is_refused(seeded: ConvostoreSaver) -> None:
     with pytest.raises(MemoryValidationError, match="filter: nested too deeply"):
         list(seeded.list(None, filter={"x": _deep(10_000)}))
@@ -345,6 +419,85 @@ def test_bad_run_ids_and_channel_names_are_refused(
         lambda: seeded.get_delta_channel_history(config=cfg, channels=["messages", value]),
     ]
     _refused(seeded, calls, message)
+
+
+# -- stored values the serializer does not construct ----------------------------------------
+
+
+class _Exploit:
+    """A pickle that runs ``command`` when loaded."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return os.system, (self.command,)
+
+
+def _planted(kind: str, command: str) -> tuple[str, bytes]:
+    """A stored (type, bytes) whose loading by LangGraph's permissive serializer (or by pickle)
+    calls ``os.system(command)``: msgpack with the extension type that names a callable."""
+    if kind == "pickle":
+        return "pickle", pickle.dumps(_Exploit(command))
+    return "msgpack", ormsgpack.packb(ormsgpack.Ext(0, ormsgpack.packb(["os", "system", command])))
+
+
+def _plant(saver: ConvostoreSaver, where: str, stored: tuple[str, bytes], cid: str) -> None:
+    """Write ``stored`` into the thread 'kept' with SQL, as whoever could write the database
+    could: as the checkpoint row itself, as the messages' values, or as a pending write."""
+
+    def write(tx: Any) -> None:
+        if where == "checkpoint row":
+            tx.execute(
+                "UPDATE lg_checkpoints SET ctype = ?, checkpoint = ? WHERE thread_id = 'kept'",
+                list(stored),
+            )
+        elif where == "channel value":
+            assert tx.execute(
+                "SELECT count(*) FROM lg_blobs WHERE thread_id = 'kept' AND channel = 'messages'"
+            )[0][0]
+            tx.execute(
+                "UPDATE lg_blobs SET type = ?, data = ?, base = NULL, keep = NULL"
+                " WHERE thread_id = 'kept' AND channel = 'messages'",
+                list(stored),
+            )
+        else:
+            tx.execute(
+                "INSERT INTO lg_writes (thread_id, ns, checkpoint_id, task_id, idx, task_path,"
+                " channel, type, data) VALUES ('kept', '', ?, 'planted', 0, '', 'messages', ?, ?)",
+                [cid, *stored],
+            )
+
+    saver.backend.write(write)
+
+
+@pytest.mark.parametrize("kind", ["msgpack", "pickle"])
+@pytest.mark.parametrize("where", ["checkpoint row", "channel value", "pending write"])
+def test_a_planted_callable_is_refused_and_never_run(
+    seeded: ConvostoreSaver, tmp_path: Path, where: str, kind: str
+) -> None:
+    """Someone who can write the database plants a value naming ``os.system`` (or a pickle):
+    every read refuses it with ``TypeNotAllowedError``, naming the type and the checkpoint,
+    and the command never runs (LangGraph's default serializer would import and call it)."""
+    ran = tmp_path / "ran"
+    cid = seeded.get_tuple(_cfg("kept")).checkpoint["id"]  # type: ignore[union-attr]
+    _plant(seeded, where, _planted(kind, f"touch {shlex.quote(str(ran))}"), cid)
+    reader = ConvostoreSaver(seeded.store, cache_size=0)
+    graph = three_node_graph().compile(checkpointer=reader)
+    reads: list[Callable[[], Any]] = [
+        lambda: reader.get_tuple(_cfg("kept")),
+        lambda: list(reader.list(_cfg("kept"), limit=1)),
+        lambda: asyncio.run(reader.aget_tuple(_cfg("kept"))),
+        lambda: graph.invoke(user("more", 1), {"configurable": {"thread_id": "kept"}}),
+    ]
+    for read in reads:
+        with pytest.raises(TypeNotAllowedError) as refused:
+            read()
+        error = refused.value
+        assert error.type_name == ("os.system" if kind == "msgpack" else "pickle")
+        assert (error.thread_id, error.checkpoint_id) == ("kept", cid)
+        assert error.type_name in str(error) and repr(cid) in str(error)
+    assert not ran.exists()
 
 
 # -- erasure ---------------------------------------------------------------------------------

@@ -188,7 +188,8 @@ def test_ordered_operators_compare_values_not_text(lgstore: ConvostoreStore) -> 
 def test_ttl_expiry_refresh_and_sweep(backend_url: str) -> None:
     now = [1_000_000_000]
     minute = 60_000_000
-    store = ConvostoreStore(backend_url, ttl={"default_ttl": 1.0}, clock=lambda: now[0])
+    ttl: Any = {"default_ttl": 1.0, "omit_expired": True}
+    store = ConvostoreStore(backend_url, ttl=ttl, clock=lambda: now[0])
     store.put(("t",), "default", {"v": 1})  # default_ttl: 1 minute
     store.put(("t",), "long", {"v": 2}, ttl=10)
     store.put(("t",), "forever", {"v": 3}, ttl=None)
@@ -197,7 +198,7 @@ def test_ttl_expiry_refresh_and_sweep(backend_url: str) -> None:
     now[0] += minute * 3 // 4
     assert store.get(("t",), "default", refresh_ttl=False) is not None
     now[0] += minute // 2
-    assert store.get(("t",), "default") is None  # expired: never returned, swept or not
+    assert store.get(("t",), "default") is None  # expired: not returned (omit_expired)
     assert {i.key for i in store.search(("t",))} == {"long", "forever"}
     assert store.sweep_ttl() == 1
     now[0] += minute * 20
@@ -209,12 +210,118 @@ def test_ttl_expiry_refresh_and_sweep(backend_url: str) -> None:
 
 def test_refresh_on_read_can_be_turned_off(backend_url: str) -> None:
     now = [1_000_000_000]
-    store = ConvostoreStore(backend_url, ttl={"refresh_on_read": False}, clock=lambda: now[0])
+    ttl: Any = {"refresh_on_read": False, "omit_expired": True}
+    store = ConvostoreStore(backend_url, ttl=ttl, clock=lambda: now[0])
     store.put(("t",), "k", {"v": 1}, ttl=1)
     now[0] += 40_000_000
     assert store.get(("t",), "k") is not None
     now[0] += 40_000_000
     assert store.get(("t",), "k") is None
+    store.close()
+
+
+# -- omit_expired: ported from PostgresStore's tests (libs/checkpoint-postgres/tests/test_store.py)
+# An item past its TTL that no sweep has deleted yet is returned unless the TTL config says
+# "omit_expired": True (TTLConfig's default is False; SqliteStore always returns it). The
+# upstream tests backdate expires_at with SQL; here the store's clock moves on instead.
+
+MINUTE = 60_000_000  # the store's clock counts microseconds
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000_000_000
+
+    def __call__(self) -> int:
+        return self.now
+
+
+def _ttl_store(url: str, clock: Clock, omit: bool | None) -> ConvostoreStore:
+    ttl: Any = {} if omit is None else {"omit_expired": omit}
+    return ConvostoreStore(url, ttl=ttl, clock=clock)
+
+
+def _row(store: ConvostoreStore, ns: tuple[str, ...], key: str) -> Any:
+    """The stored row (expires_at), swept or not, read with SQL."""
+    rows = store.backend.read(
+        lambda tx: tx.execute(
+            "SELECT expires_at FROM lg_store WHERE prefix = ? AND key = ?", [".".join(ns), key]
+        )
+    )
+    return rows[0] if rows else None
+
+
+def test_omit_expired_filters_read_paths(backend_url: str) -> None:
+    clock = Clock()
+    store = _ttl_store(backend_url, clock, omit=True)
+    expired_ns = ("omit", "expired")
+    control_ns = ("omit", "control")
+    store.put(expired_ns, "e", {"data": "gone"}, ttl=1)
+    store.put(control_ns, "c", {"data": "keep"}, ttl=None)
+    clock.now += 2 * MINUTE
+    assert _row(store, expired_ns, "e") is not None  # expired, physically still there
+    assert store.get(expired_ns, "e") is None
+    assert store.get(control_ns, "c") is not None
+    assert store.search(expired_ns) == []
+    assert [i.key for i in store.search(control_ns)] == ["c"]
+    namespaces = store.list_namespaces(prefix=("omit",))
+    assert expired_ns not in namespaces
+    assert control_ns in namespaces
+    store.close()
+
+
+@pytest.mark.parametrize("omit", [None, False], ids=["default", "explicit-false"])
+def test_omit_expired_disabled_preserves_expired_rows(backend_url: str, omit: bool | None) -> None:
+    clock = Clock()
+    store = _ttl_store(backend_url, clock, omit)
+    ns = ("keep",)
+    store.put(ns, "k", {"data": "still-here"}, ttl=1)
+    clock.now += 2 * MINUTE
+    assert store.get(ns, "k", refresh_ttl=False) is not None
+    assert [i.key for i in store.search(ns, refresh_ttl=False)] == ["k"]
+    assert ns in store.list_namespaces(prefix=("keep",))
+    assert store.sweep_ttl() == 1  # until a sweep deletes it
+    assert store.get(ns, "k") is None
+    store.close()
+
+
+def test_omit_expired_refresh_ttl_only_refreshes_live_rows(backend_url: str) -> None:
+    clock = Clock()
+    store = _ttl_store(backend_url, clock, omit=True)
+    ns = ("refresh",)
+    store.put(ns, "expired", {"n": 0}, ttl=1)
+    clock.now += 2 * MINUTE
+    store.put(ns, "live_get", {"n": 1}, ttl=1)
+    store.put(ns, "live_search", {"n": 2}, ttl=1)
+    expired_before = _row(store, ns, "expired")
+    get_before = _row(store, ns, "live_get")
+    search_before = _row(store, ns, "live_search")
+    clock.now += MINUTE // 2
+    # refresh_ttl=True must not resurrect the expired row (via get or search)...
+    assert store.get(ns, "expired", refresh_ttl=True) is None
+    assert "expired" not in [i.key for i in store.search(ns, refresh_ttl=True)]
+    assert _row(store, ns, "expired") == expired_before
+    # ...but must still extend the live rows that were read
+    assert store.get(ns, "live_get", refresh_ttl=True) is not None
+    assert _row(store, ns, "live_get")[0] > get_before[0]
+    assert _row(store, ns, "live_search")[0] > search_before[0]
+    store.close()
+
+
+def test_omit_expired_search_pagination(backend_url: str) -> None:
+    """Expired items are left out before LIMIT and OFFSET: full live pages."""
+    clock = Clock()
+    store = _ttl_store(backend_url, clock, omit=True)
+    ns = ("page",)
+    # updated_at newest first: a, expired, b, c; the expired item sits inside the first page
+    for key in ("c", "b", "expired", "a"):
+        store.put(ns, key, {"k": key}, ttl=1 if key == "expired" else 10)
+        clock.now += 1_000_000
+    clock.now += 2 * MINUTE
+    page1 = store.search(ns, limit=2, offset=0)
+    page2 = store.search(ns, limit=2, offset=2)
+    assert [i.key for i in page1] == ["a", "b"]
+    assert [i.key for i in page2] == ["c"]
     store.close()
 
 

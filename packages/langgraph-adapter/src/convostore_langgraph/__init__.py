@@ -10,6 +10,7 @@ memory store.
 from typing import TYPE_CHECKING, Any
 
 from ._projection import ConversationProjectionWarning
+from ._serde import TypeNotAllowedError
 from .saver import ConvostoreSaver
 from .store import ConvostoreStore
 
@@ -21,6 +22,7 @@ __all__ = [
     "ConvostoreMemoryBackend",
     "ConvostoreSaver",
     "ConvostoreStore",
+    "TypeNotAllowedError",
 ]
 
 

@@ -1,8 +1,9 @@
 """The saver's storage model, without a database: how a checkpoint and its channel values
 become rows and back (msgpack skeletons, small values kept in the checkpoint row, deltas of
-growing lists, snapshots), the head cache and its copies, and the checks on ids and metadata.
-Pure functions and data (``Codec`` holds the saver's serde and head cache); the SQL is in
-``_schema``, the LangGraph protocol in ``saver``.
+growing lists, snapshots). Pure functions and data (``Codec`` holds the saver's serde and head
+cache); the head cache is ``_heads``, the copies and comparisons it keeps ``_copies``, the
+checks on ids and metadata ``_checks``; the SQL is in ``_schema``, the LangGraph protocol in
+``saver``.
 
 Invariant: a saver that has no head for a channel decides "in the row or a blob row" as the
 writer did (``Codec.unchanged`` applies ``Codec.blob_for``'s size rule), so any process can
@@ -11,25 +12,13 @@ add a checkpoint to a thread another process wrote.
 
 from __future__ import annotations
 
-import contextlib
-import copy
-import gc
 import json
-import operator
-import pickle
-import sys
-import threading
-import weakref
 import zlib
-from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 import ormsgpack
-from convostore import MemoryValidationError
-from convostore.spi import Limits, check_id
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     ChannelVersions,
@@ -39,9 +28,31 @@ from langgraph.checkpoint.base import (
     writes_sort_key,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from pydantic import BaseModel
 
-_NOVALUE: Any = object()  # a head whose value is not kept in memory
+# F401: some names are not used here; first defined in this module, they stay importable from it
+from ._checks import (  # noqa: F401
+    CHECKPOINT_NS_MAX_BYTES,
+    THREAD_ID_MAX_BYTES,
+    _key,
+    _load_metadata,
+    _metadata_matches,
+    _metadata_text,
+    _namespace,
+    _serializing,
+    _thread_id,
+)
+from ._copies import (  # noqa: F401
+    _SOLE,
+    _common_prefix,
+    _exclusive,
+    _private_copies,
+    _private_copy,
+    _same,
+    _states,
+)
+from ._heads import _NOVALUE, _hand_out, _Head, _Heads
+from ._serde import TypeNotAllowedError, loads
+
 _BlobKey = tuple[str, str, str, str]  # thread_id, ns, channel, version
 _PLAIN = (type(None), bool, int, float)
 _IN_ROW_MAX = 256  # bytes: a serialized value up to this size lives in the checkpoint row
@@ -60,67 +71,6 @@ _PACK_OPTS = (
     | ormsgpack.OPT_PASSTHROUGH_UUID
 )
 _BIG_INT = 1  # msgpack extension type: an int beyond 64 bits, as its decimal text
-
-
-@dataclass(slots=True)
-class _Head:
-    """The last version of a channel this process wrote or read, with its value: a list (the
-    base of the next delta), an immutable ``str`` / ``bytes`` or ``_NOVALUE``. ``in_row`` is
-    the serialized value when it lives in checkpoint rows (it then has no blob row).
-
-    A list ``value`` is the saver's own: its items are never handed to a caller, who gets
-    fresh copies of them instead (``_private_copy``), or the items of ``shared`` (the list the
-    last ``put`` stored, the caller's objects) when they still equal the saver's and nobody
-    else holds them any more (see ``_exclusive``)."""
-
-    version: str
-    value: Any
-    depth: int = 0
-    tail: int = 0
-    snap: int = 0
-    in_row: tuple[str, bytes] | None = None
-    shared: list[Any] | None = None
-    states: _States | None = None  # _states(value), for _common_prefix
-
-
-class _Heads:
-    """A bounded LRU of ``_Head`` by (thread_id, ns, channel), shared by copies of a saver."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._lock = threading.Lock()
-        self._data: OrderedDict[tuple[str, str, str], _Head] = OrderedDict()
-
-    def get(self, key: tuple[str, str, str]) -> _Head | None:
-        with self._lock:
-            head = self._data.get(key)
-            if head is not None:
-                self._data.move_to_end(key)
-            return head
-
-    def set(self, key: tuple[str, str, str], head: _Head) -> None:
-        if self.size <= 0:
-            return
-        with self._lock:
-            self._data[key] = head
-            self._data.move_to_end(key)
-            while len(self._data) > self.size:
-                self._data.popitem(last=False)
-
-    def take_shared(self, head: _Head) -> list[Any] | None:
-        """The head's ``shared`` list, to one reader only."""
-        with self._lock:
-            shared, head.shared = head.shared, None
-        return shared
-
-    def drop(self, thread_ids: Sequence[str] | None = None) -> None:
-        with self._lock:
-            if thread_ids is None:
-                self._data.clear()
-                return
-            gone = set(thread_ids)
-            for key in [k for k in self._data if k[0] in gone]:
-                del self._data[key]
 
 
 @dataclass(slots=True)
@@ -154,325 +104,6 @@ class _Blob:
     equal: tuple[str, int] | None = None
 
 
-def _same(mine: Any, theirs: Any) -> bool:
-    """Whether two items hold the same content: ``==``, and for pydantic models (LangChain's
-    messages) a comparison of their fields, twice as fast as the model's own ``__eq__``. An
-    ``==`` that fails (a numpy array's) counts as a difference: the item is stored again."""
-    if mine is theirs:
-        return True
-    if type(mine) is not type(theirs):
-        return False
-    try:
-        if isinstance(mine, BaseModel):
-            return bool(
-                mine.__dict__ == theirs.__dict__
-                and mine.__pydantic_extra__ == theirs.__pydantic_extra__
-                and mine.__pydantic_private__ == theirs.__pydantic_private__
-            )
-        return bool(mine == theirs)
-    except Exception:
-        return False
-
-
-_STATE = operator.attrgetter("__class__", "__dict__", "__pydantic_extra__", "__pydantic_private__")
-_States = list[tuple[Any, ...]]
-
-
-@cache
-def _is_model(cls: type) -> bool:
-    return issubclass(cls, BaseModel)
-
-
-def _states(items: list[Any]) -> _States | None:
-    """What ``_same`` compares of each item, if all are pydantic models (LangChain's
-    messages): class, fields, extra and private attributes; else ``None``."""
-    if not all(map(_is_model, set(map(type, items)))):
-        return None
-    return list(map(_STATE, items))
-
-
-def _common_prefix(mine: list[Any], theirs: list[Any], states: _States | None = None) -> int:
-    """How many leading items of ``theirs`` are ``_same`` as ``mine``'s. For a list of
-    pydantic models (``states``: their ``_states``, kept with them) it is found with list
-    comparisons in C, twice as fast as a call per item; otherwise item by item."""
-    n = min(len(mine), len(theirs))
-    a = mine if n == len(mine) else mine[:n]
-    b = theirs if n == len(theirs) else theirs[:n]
-    try:
-        mine_states = _states(a) if states is None else states[:n] if n < len(states) else states
-        if mine_states is not None:
-            theirs_states = list(map(_STATE, b))
-            if mine_states == theirs_states:
-                return n
-            return list(map(operator.eq, mine_states, theirs_states)).index(False)
-    except Exception:  # not models, or an == that fails: item by item
-        pass
-    for i, (x, y) in enumerate(zip(a, b, strict=True)):
-        if not _same(x, y):
-            return i
-    return n
-
-
-def _private_copy(value: Any) -> Any:
-    """A deep copy of ``value`` that shares no mutable object with it, and shares its
-    immutable leaves (text, numbers): lists, dicts with such keys, sets of such items and
-    plain pydantic models (LangChain's messages) are copied a field at a time (faster than
-    pickle, and the shared leaves make the next comparison with the original a pointer
-    comparison); anything else by a pickle round trip, or ``deepcopy`` for what pickle cannot
-    take."""
-    if type(value) in _ATOMIC:
-        return value
-    try:
-        return _copy(value)
-    except RecursionError:  # deeper than this recursion goes: pickle's goes further
-        return _pickle_copy(value)
-
-
-def _private_copies(items: list[Any]) -> list[Any]:
-    """``_private_copy`` of each item."""
-    try:
-        return [x if type(x) in _ATOMIC else _copy(x) for x in items]
-    except RecursionError:
-        return [_private_copy(x) for x in items]
-
-
-_new = object.__new__
-_set_slot = object.__setattr__
-
-
-def _copy(value: Any) -> Any:
-    kind: type = type(value)
-    if kind in _ATOMIC:
-        return value
-    if kind is list:
-        return [x if type(x) in _ATOMIC else _copy(x) for x in value]
-    if kind is dict:
-        return _copy_dict(value)
-    if kind is set and _ATOMIC.issuperset(map(type, value)):
-        return set(value)
-    if kind not in _CONTAINERS and _plain_model(kind) and value.__pydantic_private__ is None:
-        # as pydantic's own __deepcopy__ does it (private attributes: pickle, which knows them)
-        out: Any = _new(kind)
-        _set_slot(out, "__dict__", _copy_dict(value.__dict__))
-        _set_slot(out, "__pydantic_fields_set__", set(value.__pydantic_fields_set__))
-        extra = value.__pydantic_extra__
-        _set_slot(out, "__pydantic_extra__", None if extra is None else _copy_dict(extra))
-        _set_slot(out, "__pydantic_private__", None)
-        return out
-    return _pickle_copy(value)
-
-
-def _copy_dict(value: dict[Any, Any]) -> dict[Any, Any]:
-    if not _ATOMIC.issuperset(map(type, value)):  # a key that may be mutable
-        out: dict[Any, Any] = _pickle_copy(value)
-        return out
-    return {k: x if type(x) in _ATOMIC else _copy(x) for k, x in value.items()}
-
-
-def _pickle_copy(value: Any) -> Any:
-    """A pickle round trip (3 to 4 times faster than ``copy.deepcopy`` on LangChain
-    messages), or ``deepcopy`` for what pickle cannot take."""
-    try:
-        return pickle.loads(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
-    except Exception:
-        return copy.deepcopy(value)
-
-
-_ATOMIC = frozenset({str, bytes, int, float, bool, type(None)})
-
-
-# -- handing on what only the saver holds ----------------------------------------------------
-
-_getrefcount = getattr(sys, "getrefcount", None)
-_MODEL_SLOTS = {
-    "__dict__",
-    "__weakref__",
-    "__pydantic_fields_set__",
-    "__pydantic_extra__",
-    "__pydantic_private__",
-}
-
-
-_CONTAINERS = frozenset({list, dict, set})
-
-
-@cache
-def _plain_model(cls: type) -> bool:
-    """A list, dict or set, or a pydantic model whose whole state is its ``__dict__`` and
-    pydantic's own slots."""
-    if cls in _CONTAINERS:
-        return True
-    if not issubclass(cls, BaseModel):
-        return False
-    for klass in cls.__mro__:
-        slots = vars(klass).get("__slots__", ())
-        if not set((slots,) if isinstance(slots, str) else slots) <= _MODEL_SLOTS:
-            return False
-    return True
-
-
-def _exclusive(roots: list[Any], sole: int | None = None) -> bool:
-    """Whether ``roots`` is the only holder of its items, and each mutable object inside them
-    is held by its one container only: then nobody else can reach them, let alone change
-    them, and they may be handed to a reader as they are. Reference counts tell (``sole``:
-    the count this function sees for an object held once, ``_SOLE``); a weak reference, an
-    object held twice or of a kind not known here (not a list, dict, set or plain pydantic
-    model, with immutable leaves) means no. Walked a level at a time, mostly in C."""
-    sole = _SOLE if sole is None else sole
-    if sole is None or _getrefcount is None:
-        return False
-    level = list(roots)
-    while level:
-        if max(map(_getrefcount, level)) > sole:
-            return False
-        kinds = set(map(type, level))
-        if not all(map(_plain_model, kinds)):
-            return False
-        # lists, dicts and sets take no weak references
-        if not kinds <= _CONTAINERS and any(map(weakref.getweakrefcount, level)):
-            return False
-        skip = _ATOMIC.union(map(type, kinds))  # leaves, and the classes (of these metaclasses)
-        level = [o for o in gc.get_referents(*level) if type(o) not in skip]
-    return True
-
-
-class _Probe(BaseModel):
-    calls: list[dict[str, list[int]]]
-
-
-def _calibrate() -> int | None:
-    """``_SOLE``, found on probes: a fresh one passes ``_exclusive``, and one more reference
-    to any object in it (or a weak reference) fails it. ``None`` (reads always copy) where
-    reference counts do not tell that, as on PyPy."""
-    if _getrefcount is None:
-        return None
-
-    def probe() -> list[Any]:
-        return [_Probe(calls=[{"a": [1]}])]
-
-    def part(roots: list[Any], index: int) -> Any:
-        m = roots[0]
-        return [m, m.__dict__, m.__pydantic_fields_set__, m.calls, m.calls[0], m.calls[0]["a"]][
-            index
-        ]
-
-    for sole in range(1, 8):
-        if not _exclusive(probe(), sole):
-            continue
-        failed = True
-        for index in range(6):
-            roots = probe()
-            held = part(roots, index)
-            failed = failed and not _exclusive(roots, sole)
-            del held
-        roots = probe()
-        ref = weakref.ref(roots[0])
-        failed = failed and not _exclusive(roots, sole)
-        del ref
-        return sole if failed else None
-    return None
-
-
-_SOLE = _calibrate()
-
-
-def _hand_out(heads: _Heads, head: _Head) -> list[Any]:
-    """What a read gives the caller for the head's list: the list the last ``put`` stored if
-    it still equals the saver's own and only the saver holds it and its items (no copy: a
-    graph's next invoke after the last one's result was dropped), else fresh copies."""
-    box = [heads.take_shared(head)]  # the list's one holder, so that it is checked too
-    own = head.value
-    if (
-        box[0] is not None
-        and len(box[0]) == len(own)
-        and _exclusive(box)
-        and _common_prefix(own, box[0], head.states) == len(own)
-    ):
-        return box[0]
-    return _private_copies(own)
-
-
-THREAD_ID_MAX_BYTES = 256
-"""thread_id, checkpoint_id, task_id, run_id, channel names and versions: at most this many
-UTF-8 bytes (the core's id limit)."""
-CHECKPOINT_NS_MAX_BYTES = 1536
-"""checkpoint_ns (it grows with subgraph nesting): at most this many UTF-8 bytes, so that the
-widest key, (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) or (thread_id,
-checkpoint_ns, channel, version), fits a PostgreSQL index row (2,704 bytes) with every part
-at its limit."""
-_ID_LIMITS = Limits(max_id_bytes=THREAD_ID_MAX_BYTES)
-_NS_LIMITS = Limits(max_id_bytes=CHECKPOINT_NS_MAX_BYTES)
-
-
-def _thread_id(value: object, name: str = "thread_id") -> str:
-    """A thread id as LangGraph gives it (a str, or an int or UUID it turns into one),
-    refused before the database when NUL, a lone surrogate or past the limit: the same
-    ``MemoryValidationError`` on SQLite and PostgreSQL."""
-    if value is None:
-        raise MemoryValidationError(f"{name} is required", argument=name)
-    return check_id(name, value if isinstance(value, str) else str(value), _ID_LIMITS)
-
-
-def _namespace(value: object) -> str:
-    if value is None or value == "":
-        return ""
-    return check_id("checkpoint_ns", value, _NS_LIMITS)
-
-
-def _checkpoint_id(value: object, name: str = "checkpoint_id") -> str | None:
-    return None if value is None or value == "" else check_id(name, value, _ID_LIMITS)
-
-
-def _key(name: str, value: object) -> str:
-    """A task id, run id, channel name or version: the id rules."""
-    return check_id(name, value, _ID_LIMITS)
-
-
-@contextlib.contextmanager
-def _serializing(argument: str) -> Iterator[None]:
-    """Serializer failures that mean bad input, as the documented ``MemoryValidationError``
-    before anything is written: a value nested deeper than Python recurses (ormsgpack reports
-    its own depth limit as a ``TypeError``), a lone surrogate where msgpack needs UTF-8 (a
-    channel name, a dict key)."""
-    try:
-        yield
-    except (RecursionError, TypeError, UnicodeEncodeError) as exc:
-        text = str(exc)
-        if isinstance(exc, RecursionError) or "Recursion limit" in text:
-            problem = "nested too deeply to serialize"
-        elif "surrogates" in text:
-            problem = "a lone surrogate where the serializer needs valid UTF-8"
-        else:
-            raise
-        raise MemoryValidationError(f"{argument}: {problem}", argument=argument) from None
-
-
-def _metadata_text(metadata: Mapping[str, Any]) -> str:
-    """The metadata as stored: JSON text, with lone surrogates as ``\\udXXX`` escapes (the
-    databases store UTF-8, which cannot hold them); nothing else escaped."""
-    text = _dump_metadata(metadata)
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        text = text.encode("utf-8", "backslashreplace").decode()
-    return text
-
-
-def _metadata_filter(filter: Mapping[str, Any]) -> dict[str, Any]:
-    """A ``list`` filter as the metadata it is compared with was stored: through JSON (tuples
-    are lists, other objects text). Keys must be text."""
-    for key in filter:
-        if not isinstance(key, str):
-            raise TypeError(f"filter: metadata keys must be strings, got {key!r}")
-    with _serializing("filter"):
-        return {k: json.loads(json.dumps(v, default=_json_default)) for k, v in filter.items()}
-
-
-def _metadata_matches(metadata: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
-    """``InMemorySaver``'s filter: every key equal (a ``None`` value matches a missing key)."""
-    return all(metadata.get(k) == v for k, v in wanted.items())
-
-
 def _pack_default(value: Any) -> Any:
     if type(value) is int:
         return ormsgpack.Ext(_BIG_INT, str(value).encode())
@@ -483,21 +114,6 @@ def _unpack_ext(code: int, data: bytes) -> Any:
     if code == _BIG_INT:
         return int(data)
     raise ValueError(f"unknown msgpack extension {code}")
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, tuple | set | frozenset):
-        return list(value)
-    return str(value)
-
-
-_dump_metadata = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
-_JSON_DECODER = json.JSONDecoder()
-
-
-def _load_metadata(text: str) -> Any:
-    """``json.loads`` without its whitespace checks (the text is ``_dump_metadata``'s)."""
-    return _JSON_DECODER.raw_decode(text)[0]
 
 
 # -- checkpoints and channel values as rows -------------------------------------------------
@@ -542,12 +158,12 @@ def decode_checkpoint(
     elif ctype == "json":
         loaded = json.loads(data)
     else:
-        loaded = serde.loads_typed((ctype, bytes(data)))
+        loaded = loads(serde, ctype, bytes(data))
     typed = loaded.pop(_TYPED_KEY, None)
     if typed and values:
         in_row = loaded.setdefault(_IN_ROW_KEY, {})
         for ch, (type_, blob) in typed.items():
-            in_row[ch] = serde.loads_typed((type_, blob))
+            in_row[ch] = loads(serde, type_, blob, ch)
     return loaded
 
 
@@ -777,7 +393,10 @@ class Codec:
         decoded: list[dict[str, Any]] = []
         keys: set[_BlobKey] = set()
         for r in rows:
-            ckpt = self.decode(r[4], bytes(r[5]))
+            try:
+                ckpt = self.decode(r[4], bytes(r[5]))
+            except TypeNotAllowedError as exc:
+                raise exc.at(r[0], r[1], r[2]) from None
             decoded.append(ckpt)
             in_row = ckpt.get(_IN_ROW_KEY, {})
             for ch, ver in ckpt.get("channel_versions", {}).items():
@@ -806,7 +425,7 @@ class Codec:
             cursor = None if row.base is None else (key[0], key[1], key[2], row.base)
         value: Any = memo[cursor] if cursor is not None else None
         for k, row in reversed(chain):
-            loaded = self.serde.loads_typed((row.type, row.data or b""))
+            loaded = loads(self.serde, row.type, row.data or b"", key[2])
             if row.base is not None:
                 loaded = [*value[: row.keep], *loaded]
             memo[k] = value = loaded
@@ -817,14 +436,21 @@ class Codec:
         order."""
         if len(writes) > 1:
             writes = sorted(writes, key=lambda w: writes_sort_key(w[4], w[0], w[5]))
-        loads = self.serde.loads_typed
-        return [(w[0], w[1], loads((w[2], w[3]))) for w in writes]
+        serde = self.serde
+        return [(w[0], w[1], loads(serde, w[2], w[3], w[1])) for w in writes]
 
     def build(
         self, loaded: Loaded, memo: dict[_BlobKey, Any], *, remember: bool = False
     ) -> CheckpointTuple:
         """The ``CheckpointTuple`` of a loaded row; with ``remember``, the versions read become
-        the channels' heads."""
+        the channels' heads. A stored value the serde refuses is ``TypeNotAllowedError``."""
+        try:
+            return self._build(loaded, memo, remember)
+        except TypeNotAllowedError as exc:
+            row = loaded[0]
+            raise exc.at(row[0], row[1], row[2]) from None
+
+    def _build(self, loaded: Loaded, memo: dict[_BlobKey, Any], remember: bool) -> CheckpointTuple:
         row, ckpt, blobs, writes = loaded
         thread_id, ns, cid, parent_id = row[0], row[1], row[2], row[3]
         in_row = ckpt.pop(_IN_ROW_KEY, {})

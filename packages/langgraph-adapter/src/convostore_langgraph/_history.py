@@ -13,6 +13,7 @@ from langgraph.checkpoint.base import DeltaChannelHistory, PendingWrite, writes_
 
 from . import _schema as sql
 from ._codec import _IN_ROW_KEY, Codec, _BlobKey, _BlobRow
+from ._serde import TypeNotAllowedError, loads
 
 _WALK = 64
 
@@ -37,7 +38,12 @@ def _ancestors(
     """Up to ``_WALK`` checkpoints up the parent chain from ``first``, decoded, with the blobs
     and writes of ``channels`` there: three statements."""
     chain = sql.ancestors(tx, dialect, thread_id, ns, first=first, count=_WALK)
-    decoded = [codec.decode(r[2], r[3]) for r in chain]
+    decoded = []
+    for r in chain:
+        try:
+            decoded.append(codec.decode(r[2], r[3]))
+        except TypeNotAllowedError as exc:
+            raise exc.at(thread_id, ns, r[0]) from None
     keys: set[_BlobKey] = set()
     for ckpt in decoded:
         in_row = ckpt.get(_IN_ROW_KEY, {})
@@ -81,35 +87,38 @@ def delta_channel_history(
         if not chain:
             break
         memo: dict[_BlobKey, Any] = {}
-        for row, ckpt in zip(chain, decoded, strict=True):
-            if not remaining:
-                break
-            ended: dict[str, Any] = {}
-            in_row = ckpt.get(_IN_ROW_KEY, {})
-            for ch in remaining:
-                ver = ckpt.get("channel_versions", {}).get(ch)
-                if ver is None:
-                    continue
-                if ch in in_row:
-                    ended[ch] = in_row[ch]
-                    continue
-                key = (thread_id, ns, ch, str(ver))
-                blob = blobs.get(key)
-                if blob is None or blob.type == "empty":
-                    continue
-                ended[ch] = codec.value(key, blobs, memo)
-            mine = sorted(
-                writes.get((thread_id, ns, row[0]), []),
-                key=lambda w: writes_sort_key(w[4], w[0], w[5]),
-            )
-            for ch in remaining:
-                found = [
-                    (w[0], w[1], codec.serde.loads_typed((w[2], w[3]))) for w in mine if w[1] == ch
-                ]
-                collected[ch].append(found)
-            for ch, value in ended.items():
-                seeds[ch] = value
-                remaining.discard(ch)
+        try:
+            for row, ckpt in zip(chain, decoded, strict=True):
+                if not remaining:
+                    break
+                ended: dict[str, Any] = {}
+                in_row = ckpt.get(_IN_ROW_KEY, {})
+                for ch in remaining:
+                    ver = ckpt.get("channel_versions", {}).get(ch)
+                    if ver is None:
+                        continue
+                    if ch in in_row:
+                        ended[ch] = in_row[ch]
+                        continue
+                    key = (thread_id, ns, ch, str(ver))
+                    blob = blobs.get(key)
+                    if blob is None or blob.type == "empty":
+                        continue
+                    ended[ch] = codec.value(key, blobs, memo)
+                mine = sorted(
+                    writes.get((thread_id, ns, row[0]), []),
+                    key=lambda w: writes_sort_key(w[4], w[0], w[5]),
+                )
+                for ch in remaining:
+                    found = [
+                        (w[0], w[1], loads(codec.serde, w[2], w[3], ch)) for w in mine if w[1] == ch
+                    ]
+                    collected[ch].append(found)
+                for ch, value in ended.items():
+                    seeds[ch] = value
+                    remaining.discard(ch)
+        except TypeNotAllowedError as exc:
+            raise exc.at(thread_id, ns, row[0]) from None
         cursor = chain[-1][1] if len(chain) == _WALK else None
     result: dict[str, DeltaChannelHistory] = {}
     for ch in wanted:

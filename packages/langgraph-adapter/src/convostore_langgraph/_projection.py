@@ -53,7 +53,7 @@ from langchain_core.messages import (
 )
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from ._codec import _common_prefix
+from ._copies import _common_prefix
 from ._schema import COMPONENT
 
 _ABSENT: Any = object()  # a channel the checkpoint holds no value of (a DeltaChannel's)

@@ -13,7 +13,9 @@ from typing import Any, NamedTuple
 
 from convostore.spi import SQLITE_ONLY, Backend, Tx
 
-from ._codec import _Blob, _BlobKey, _BlobRow, _dump_metadata
+from ._checks import _dump_metadata
+from ._codec import _Blob, _BlobKey, _BlobRow
+from ._filters import key_text
 
 COMPONENT = "convostore-langgraph"
 
@@ -492,16 +494,16 @@ def filter_conditions(filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
     unable to fail on any stored text: it never parses stored metadata (PostgreSQL's
     ``jsonb`` refuses a NUL or a lone surrogate, which would fail the query for every
     thread). A row matches when its JSON text holds ``"key": value`` for each string value and
-    ``"key": `` for each number or boolean (``1`` equals ``1.0`` and ``True``), or when it
-    holds a ``\\u`` escape (then a value may be written otherwise). ``None``, objects and
-    arrays, and terms that cannot be sent (a lone surrogate), narrow nothing. Keys are text
-    (``_codec._metadata_filter`` checked them)."""
+    ``"key": `` for each number or boolean (``1`` equals ``1.0`` and ``True``; a dotted key by
+    the end of its last part, ``_filters.key_text``), or when it holds a ``\\u`` escape (then
+    a value may be written otherwise). ``None``, objects and arrays, and terms that cannot be
+    sent (a lone surrogate), narrow nothing. Keys are checked (``_checks._metadata_filter``)."""
     terms: list[str] = []
     for key, value in filter.items():
         if isinstance(value, str):
-            text = f"{_dump_metadata(key)}: {_dump_metadata(value)}"
+            text = key_text(key, _dump_metadata) + _dump_metadata(value)
         elif isinstance(value, (int, float)):
-            text = f"{_dump_metadata(key)}: "
+            text = key_text(key, _dump_metadata)
         else:
             continue
         try:
@@ -527,14 +529,18 @@ StoreRow = tuple[Any, ...]
 """prefix, key, value, created_at, updated_at, ttl_minutes."""
 _STORE_COLS = "prefix, key, value, created_at, updated_at, ttl_minutes"
 _ALIVE = "(expires_at IS NULL OR expires_at > ?)"
+# The store's reads take ``alive``: the time by which an expired item is left out, or None to
+# return it until a sweep deletes it.
 
 
-def store_get(tx: Tx, prefix: str, key: str, now: int) -> StoreRow | None:
-    """The item at (prefix, key) unless it expired by ``now``."""
-    rows = tx.execute(
-        f"SELECT {_STORE_COLS} FROM lg_store WHERE prefix = ? AND key = ? AND {_ALIVE}",
-        [prefix, key, now],
-    )
+def store_get(tx: Tx, prefix: str, key: str, alive: int | None) -> StoreRow | None:
+    """The item at (prefix, key) (unless it expired by ``alive``)."""
+    sql = f"SELECT {_STORE_COLS} FROM lg_store WHERE prefix = ? AND key = ?"
+    params: list[Any] = [prefix, key]
+    if alive is not None:
+        sql += f" AND {_ALIVE}"
+        params.append(alive)
+    rows = tx.execute(sql, params)
     return rows[0] if rows else None
 
 
@@ -542,14 +548,18 @@ def store_search(
     tx: Tx,
     prefix: str | None,
     contains: Sequence[str],
-    now: int,
+    alive: int | None,
     page: tuple[int, int] | None,
 ) -> list[StoreRow]:
-    """Living items under the namespace ``prefix`` (itself and its children, never a sibling
-    that merely starts alike; everything for ``None``) whose value text holds every text of
-    ``contains``, newest first, then by namespace and key; ``page`` is (limit, offset)."""
-    where = [_ALIVE]
-    params: list[Any] = [now]
+    """Items under the namespace ``prefix`` (itself and its children, never a sibling that
+    merely starts alike; everything for ``None``) whose value text holds every text of
+    ``contains`` (and that had not expired by ``alive``), newest first, then by namespace and
+    key; ``page`` is (limit, offset), applied after all of these."""
+    where: list[str] = []
+    params: list[Any] = []
+    if alive is not None:
+        where.append(_ALIVE)
+        params.append(alive)
     if prefix:
         # "/" is the character after ".", so the range is exactly the "prefix." children
         where.append("(prefix = ? OR (prefix > ? AND prefix < ?))")
@@ -558,8 +568,9 @@ def store_search(
         where.append("value LIKE ? ESCAPE '\\'")
         params.append(_like(text))
     sql = (
-        f"SELECT {_STORE_COLS} FROM lg_store WHERE {' AND '.join(where)}"
-        " ORDER BY updated_at DESC, prefix, key"
+        f"SELECT {_STORE_COLS} FROM lg_store"
+        + (f" WHERE {' AND '.join(where)}" if where else "")
+        + " ORDER BY updated_at DESC, prefix, key"
     )
     if page is not None:
         sql += " LIMIT ? OFFSET ?"
@@ -567,9 +578,13 @@ def store_search(
     return tx.execute(sql, params)
 
 
-def store_prefixes(tx: Tx, now: int) -> list[str]:
-    """Every namespace (joined with ".") that holds a living item."""
-    return [r[0] for r in tx.execute(f"SELECT DISTINCT prefix FROM lg_store WHERE {_ALIVE}", [now])]
+def store_prefixes(tx: Tx, alive: int | None) -> list[str]:
+    """Every namespace (joined with ".") that holds an item (one not expired by ``alive``)."""
+    if alive is None:
+        return [r[0] for r in tx.execute("SELECT DISTINCT prefix FROM lg_store")]
+    return [
+        r[0] for r in tx.execute(f"SELECT DISTINCT prefix FROM lg_store WHERE {_ALIVE}", [alive])
+    ]
 
 
 def store_put(

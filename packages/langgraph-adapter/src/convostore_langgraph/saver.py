@@ -1,8 +1,8 @@
 """``ConvostoreSaver``: a LangGraph checkpointer on a convostore database (SQLite or PostgreSQL).
 
-This module is the LangGraph protocol: it checks the arguments, runs the named statements of
-``_schema`` in the backend's transactions and lets ``_codec`` turn checkpoints into rows and
-back; ``_history`` walks the parent chain for ``DeltaChannel``.
+This module is the LangGraph protocol: it checks the arguments (``_checks``), runs the named
+statements of ``_schema`` in the backend's transactions and lets ``_codec`` turn checkpoints
+into rows and back; ``_history`` walks the parent chain for ``DeltaChannel``.
 
 Storage model (``_codec``): a checkpoint row holds the small channel values (numbers, booleans,
 ``None``, and values the serde turns into at most ``_IN_ROW_MAX`` bytes), in every checkpoint
@@ -49,12 +49,8 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from . import _schema as sql
-from ._codec import (
-    Codec,
-    Loaded,
-    _BlobKey,
+from ._checks import (
     _checkpoint_id,
-    _Heads,
     _key,
     _load_metadata,
     _metadata_filter,
@@ -63,11 +59,12 @@ from ._codec import (
     _namespace,
     _serializing,
     _thread_id,
-    decode_checkpoint,
-    unneeded_blobs,
 )
+from ._codec import Codec, Loaded, _BlobKey, decode_checkpoint, unneeded_blobs
+from ._heads import _Heads
 from ._history import delta_channel_history
 from ._projection import DeltaReader, Projection, reduce_messages, snapshot_value
+from ._serde import TypeNotAllowedError, saver_serde
 
 __all__ = ["ConvostoreSaver"]
 
@@ -81,13 +78,13 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
     ``store`` is a ``ConversationStore``, an ``AsyncConversationStore``, a URL
     (``sqlite:///file.db``, ``postgresql://...``, ``memory://``) or ``None`` (the default URL).
     A store you pass stays yours to close; one opened from a URL is closed by ``close()``.
-    ``serde`` is the serializer for channel values and writes (an ``EncryptedSerializer`` works).
+    ``serde`` serializes channel values and writes (``EncryptedSerializer`` works); the default
+    reads back LangGraph's safe types and ``allowed_msgpack_modules`` only (``_serde``).
 
     On PostgreSQL every commit is durable; ``durable_commits=False`` commits ``put`` and
     ``put_writes`` with ``synchronous_commit=off``, the guarantee of SQLite's default
     ``synchronous=NORMAL`` (a crash of the database machine can lose the last moments of
-    checkpoints, never corrupt or reorder them). On SQLite the URL decides
-    (``sqlite:///f.db?synchronous=FULL``).
+    checkpoints, never corrupt or reorder them); on SQLite the URL decides.
 
     Each thread is also a core conversation (``conversation_prefix`` + thread id) whose
     messages are the thread's current ``messages_key`` channel, written after each root
@@ -101,6 +98,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         store: StoreLike = None,
         *,
         serde: SerializerProtocol | None = None,
+        allowed_msgpack_modules: Iterable[type | tuple[str, str]] = (),
         max_delta_depth: int = 128,
         cache_size: int = 1024,
         durable_commits: bool = True,
@@ -110,7 +108,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         conversation_prefix: str = "",
         max_conversation_messages: int = 1_000_000,
     ) -> None:
-        super().__init__(serde=serde)
+        super().__init__(serde=saver_serde(serde, allowed_msgpack_modules))
         self.durable_commits = durable_commits
         self.store: ConversationStore
         self.store, self._owns_store = open_store(store)
@@ -497,9 +495,8 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         )
 
     def get_next_version(self, current: str | None, channel: None) -> str:
-        """Zero-padded so string order is numeric order; a random tail keeps forks apart
-        (shorter than the reference savers' 49 characters: versions are repeated in every
-        checkpoint's ``channel_versions`` and ``versions_seen``)."""
+        """Zero-padded so string order is numeric order; a random tail keeps forks apart (shorter
+        than the reference savers': versions repeat in every checkpoint's ``versions_seen``)."""
         if current is None:
             current_v = 0
         elif isinstance(current, int):
@@ -589,7 +586,10 @@ class _DeltaMessages(DeltaReader):
         codec, channel = self.saver._codec, self.channel
         key = (thread_id, "", checkpoint_id)
         found = self.saver.backend.read(lambda tx: sql.fetch_writes(tx, [key], [channel]))
-        return [value for _, _, value in codec.pending(found.get(key, []))]
+        try:
+            return [value for _, _, value in codec.pending(found.get(key, []))]
+        except TypeNotAllowedError as exc:
+            raise exc.at(thread_id, "", checkpoint_id) from None
 
     def value_at(self, thread_id: str, checkpoint_id: str) -> list[Any]:
         """The channel's messages at the root checkpoint, from its history."""

@@ -31,6 +31,7 @@ from langgraph.store.base import (
 )
 
 from . import _schema as sql
+from ._filters import check_filter_key, field, key_text
 
 __all__ = ["ConvostoreStore"]
 
@@ -94,36 +95,6 @@ def _check_namespace(namespace: Sequence[object]) -> None:
         )
 
 
-def _check_filter_key(key: object) -> None:
-    """A top-level filter key: a field name, or a dotted path into nested objects. One that can
-    only be a mistake gets SqliteStore's ``ValueError``."""
-    if not isinstance(key, str):
-        raise TypeError(f"filter: filter keys must be strings, got {key!r}")
-    if not key or "\x00" in key or any(not part for part in key.split(".")):
-        raise ValueError(
-            f"Invalid filter key: {key!r}. Filter keys must be a field name or a dotted path"
-            " of field names (no empty part, no NUL)."
-        )
-    try:
-        key.encode()
-    except UnicodeEncodeError:
-        raise ValueError(f"Invalid filter key: {key!r}. Filter keys must be valid UTF-8.") from None
-
-
-def _field(value: Mapping[str, Any], key: str) -> Any:
-    """The value a top-level filter key names: the field itself when the item has one by that
-    exact name (as InMemoryStore and PostgresStore read it), else the dotted path into nested
-    objects (as SqliteStore reads it); None when neither is there."""
-    if key in value or "." not in key:
-        return value.get(key)
-    found: Any = value
-    for part in key.split("."):
-        if not isinstance(found, Mapping) or part not in found:
-            return None
-        found = found[part]
-    return found
-
-
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -177,9 +148,7 @@ def _contained_texts(filter: Mapping[str, Any]) -> list[str]:
     for key, wanted in filter.items():
         text = wanted["$eq"] if isinstance(wanted, Mapping) and list(wanted) == ["$eq"] else wanted
         if type(text) is str:
-            # a dotted key matches "a.b": or a nested "b": alike; both end with `b": "text"`
-            name = json.dumps(key) if "." not in key else json.dumps(key.rsplit(".", 1)[1])[1:]
-            texts.append(f"{name}: {json.dumps(text)}")
+            texts.append(key_text(key, json.dumps) + json.dumps(text))
     return texts
 
 
@@ -203,8 +172,11 @@ class ConvostoreStore(BaseStore):
     ``store`` is a ``ConversationStore``, an ``AsyncConversationStore``, a URL or ``None`` (the
     default URL). ``ttl`` is a LangGraph ``TTLConfig``: ``default_ttl`` (minutes) applies to
     puts that pass no ``ttl``; ``refresh_on_read`` (default True) extends an item's life when
-    it is read; ``sweep_interval_minutes`` is the period of ``start_ttl_sweeper()``. Expired
-    items are never returned, swept or not. ``clock`` gives the time in microseconds.
+    it is read; ``sweep_interval_minutes`` is the period of ``start_ttl_sweeper()``;
+    ``omit_expired`` (default False, as ``TTLConfig`` documents) leaves out of every read an
+    item past its TTL that no sweep has deleted yet, as ``PostgresStore`` does (without it,
+    such an item is returned until swept, as in ``PostgresStore`` and ``SqliteStore``).
+    ``clock`` gives the time in microseconds.
     """
 
     supports_ttl = True
@@ -280,7 +252,7 @@ class ConvostoreStore(BaseStore):
             _check_filter("filter", op.filter)
             if op.filter is not None:
                 for key in op.filter:
-                    _check_filter_key(key)
+                    check_filter_key(key)
         if isinstance(op, SearchOp | ListNamespacesOp):
             check_int("limit", op.limit)
             check_int("offset", op.offset)
@@ -312,17 +284,18 @@ class ConvostoreStore(BaseStore):
                         ) from exc
                 puts[(op.namespace, op.key)] = (op, encoded)
         now = self.clock()
+        alive = now if (self.ttl_config or {}).get("omit_expired") else None
 
         def reads(tx: Tx) -> tuple[list[Result], list[tuple[str, str, float]]]:
             results: list[Result] = []
             touched: list[tuple[str, str, float]] = []
             for op in ops:
                 if isinstance(op, GetOp):
-                    results.append(self._get(tx, op, now, touched))
+                    results.append(self._get(tx, op, alive, touched))
                 elif isinstance(op, SearchOp):
-                    results.append(self._search(tx, op, now, touched))
+                    results.append(self._search(tx, op, alive, touched))
                 elif isinstance(op, ListNamespacesOp):
-                    results.append(self._list_namespaces(tx, op, now))
+                    results.append(self._list_namespaces(tx, op, alive))
                 else:
                     results.append(None)
             return results, touched
@@ -381,9 +354,9 @@ class ConvostoreStore(BaseStore):
             touched.append((row[0], row[1], float(row[5])))
 
     def _get(
-        self, tx: Tx, op: GetOp, now: int, touched: list[tuple[str, str, float]]
+        self, tx: Tx, op: GetOp, alive: int | None, touched: list[tuple[str, str, float]]
     ) -> Item | None:
-        row = sql.store_get(tx, ".".join(op.namespace), op.key, now)
+        row = sql.store_get(tx, ".".join(op.namespace), op.key, alive)
         if row is None:
             return None
         self._refresh(op.refresh_ttl, row, touched)
@@ -391,26 +364,28 @@ class ConvostoreStore(BaseStore):
         return item
 
     def _search(
-        self, tx: Tx, op: SearchOp, now: int, touched: list[tuple[str, str, float]]
+        self, tx: Tx, op: SearchOp, alive: int | None, touched: list[tuple[str, str, float]]
     ) -> list[SearchItem]:
         prefix = ".".join(op.namespace_prefix) if op.namespace_prefix else None
         if op.filter:  # SQL narrows by text, Python decides
             rows = [
                 r
-                for r in sql.store_search(tx, prefix, _contained_texts(op.filter), now, None)
-                if all(_matches(_field(json.loads(r[2]), k), v) for k, v in op.filter.items())
+                for r in sql.store_search(tx, prefix, _contained_texts(op.filter), alive, None)
+                if all(_matches(field(json.loads(r[2]), k), v) for k, v in op.filter.items())
             ]
             rows = rows[op.offset : op.offset + op.limit]
         else:
-            rows = sql.store_search(tx, prefix, [], now, (op.limit, op.offset))
+            rows = sql.store_search(tx, prefix, [], alive, (op.limit, op.offset))
         items: list[SearchItem] = []
         for row in rows:
             self._refresh(op.refresh_ttl, row, touched)
             items.append(self._item(row, SearchItem))
         return items
 
-    def _list_namespaces(self, tx: Tx, op: ListNamespacesOp, now: int) -> list[tuple[str, ...]]:
-        namespaces = [tuple(p.split(".")) for p in sql.store_prefixes(tx, now)]
+    def _list_namespaces(
+        self, tx: Tx, op: ListNamespacesOp, alive: int | None
+    ) -> list[tuple[str, ...]]:
+        namespaces = [tuple(p.split(".")) for p in sql.store_prefixes(tx, alive)]
         if op.match_conditions:
             namespaces = [
                 ns for ns in namespaces if all(_path_matches(c, ns) for c in op.match_conditions)
