@@ -57,6 +57,7 @@ from .errors import (
     MemoryValidationError,
     MessageIdConflictError,
     MessageNotFoundError,
+    StorageError,
 )
 from .ids import new_ids, now_ms
 from .memory_stores import MemoryStoreMethods, _LastMemoryRows
@@ -110,13 +111,32 @@ class MessageInput(TypedDict, total=False):
     message_id: str | None
 
 
+def _damaged(what: str, why: object) -> StorageError:
+    """A stored row the store would not have written (by hand, by a broken tool)."""
+    return StorageError(f"{what}: its stored {why}; `convostore check` lists every such row")
+
+
+def _stored_metadata(what: str, text: str | None) -> dict[str, Any] | None:
+    try:
+        metadata = decode_json(text)
+    except ValueError as exc:
+        raise _damaged(what, f"metadata is not valid JSON ({exc})") from None
+    if metadata is not None and not isinstance(metadata, dict):
+        raise _damaged(what, f"metadata is a JSON {type(metadata).__name__}, not an object")
+    return metadata
+
+
 def _message(row: MessageRow) -> Message:
+    try:
+        content = json.loads(row.content)
+    except ValueError as exc:
+        raise _damaged(f"message {row.id!r}", f"content is not valid JSON ({exc})") from None
     return Message.model_construct(
         message_id=row.id,
         role=row.role,
-        content=json.loads(row.content),
+        content=content,
         created_at=row.created_at,
-        metadata=decode_json(row.metadata),
+        metadata=_stored_metadata(f"message {row.id!r}", row.metadata),
         updated_at=row.updated_at,
     )
 
@@ -127,7 +147,7 @@ def _meta(row: ConversationRow) -> ConversationMeta:
         created_at=row.created_at,
         last_message_at=row.last_message_at,
         message_count=row.message_count,
-        metadata=decode_json(row.metadata),
+        metadata=_stored_metadata(f"conversation {row.id!r}", row.metadata),
         user_id=row.user_id,
     )
 
