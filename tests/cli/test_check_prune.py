@@ -231,3 +231,9 @@ def test_prune_vacuum_on_sqlite(tmp_path: Path) -> None:
     assert (tmp_path / "v.db").stat().st_size < before / 5  # the file rebuilt, smaller
     with ConversationStore(url) as store:
         assert store.get_contents(conversation_id="c") == ["x" * 10_000]
+
+
+def test_prune_help_says_keep_last_cuts_langgraph_history() -> None:
+    helped = " ".join(run("prune", "--help").stdout.split())
+    assert "--keep-last N Trim each conversation to its newest N messages." in helped
+    assert "It also cuts every LangGraph thread's checkpoint history to its latest" in helped

@@ -327,3 +327,11 @@ def test_export_names_what_it_leaves_out(shared_url: str, tmp_path: Path) -> Non
     assert "not in the export (convostore migrate copies them): lg_checkpoints (1 rows)" in (
         done.stderr
     )
+
+
+def test_export_help_says_what_an_export_holds() -> None:
+    helped = " ".join(run("export", "--help").stdout.split())
+    assert "every memory store with its versions and entries" in helped
+    assert "The adapters' own tables (LangGraph checkpoints and store items, CrewAI memory)" in (
+        helped
+    )
