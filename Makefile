@@ -19,9 +19,9 @@ src_crewai := packages/crewai-glue/src
 src_server := packages/server/src
 
 
-.PHONY: uv services browser test-web install demo test lint typecheck bench bench-memory bench-cli $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services browser test-web install install-tools demo test lint typecheck bench bench-memory bench-cli $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
-install: $(addprefix install-,$(PACKAGES))
+install: $(addprefix install-,$(PACKAGES)) install-tools
 
 uv:
 	@$(UV) --version >/dev/null 2>&1 || $(PY) -m pip install -q "uv==0.13.9"
@@ -31,6 +31,15 @@ uv:
 $(addprefix install-,$(PACKAGES)): install-%: uv
 	@[ -n "$(SKIP_INSTALL)" ] || echo "==> .venvs/$*: $(dist_$*) with its dependencies and the dev tools (first run: minutes)"
 	@[ -n "$(SKIP_INSTALL)" ] || UV_PROJECT_ENVIRONMENT=.venvs/$* $(UV) sync -q --package $(dist_$*) --group dev --group test
+
+# .venvs/tools: the convostore and convostore-server commands with every adapter that keeps
+# tables of its own (LangGraph, CrewAI, Claude), so that `convostore migrate`, `check` and `stats`
+# read every component a database may hold. convostore-openai cannot join it (crewai pins
+# openai<3): its `import-from openai-sqlite` runs from .venvs/openai.
+TOOLS := convostore convostore-langgraph convostore-crewai convostore-claude convostore-server
+install-tools: uv
+	@echo "==> .venvs/tools: the convostore commands with the langgraph, crewai and claude adapters and the server"
+	@UV_PROJECT_ENVIRONMENT=.venvs/tools $(UV) sync -q --no-dev $(addprefix --package ,$(TOOLS)) --extra cli --extra postgres
 
 demo: install-core
 	.venvs/core/bin/python examples/quickstart.py

@@ -1,6 +1,14 @@
 """convostore in one screen, on the zero-configuration SQLite default (./convostore.db)."""
 
-from convostore import ConversationStore, fold_summary, prompt_context
+from convostore import ConversationStore, Message, fold_summary, prompt_context
+
+
+def shown(m: Message) -> str:
+    """A message in a line: its text, or the tools an assistant message calls."""
+    calls = (m.metadata or {}).get("tool_calls") or []
+    named = [f"{c['function']['name']}({c['function']['arguments']})" for c in calls]
+    return f"calls {', '.join(named)}" if named else str(m.content)
+
 
 with ConversationStore() as store:  # sqlite:///convostore.db, or $CONVOSTORE_URL
     store.delete_conversation(conversation_id="demo")  # so the demo can run again
@@ -34,14 +42,14 @@ with ConversationStore() as store:  # sqlite:///convostore.db, or $CONVOSTORE_UR
 
     # Page forwards from the oldest, and backwards from the newest.
     page = store.get_messages(conversation_id="demo", limit=2)
-    print("oldest two:", [m.content for m in page])
+    print("oldest two:", [shown(m) for m in page])
     print(
         "the rest:  ",
-        [m.content for m in store.get_messages(conversation_id="demo", after=page[-1].message_id)],
+        [shown(m) for m in store.get_messages(conversation_id="demo", after=page[-1].message_id)],
     )
     print(
         "newest two:",
-        [m.content for m in store.get_messages(conversation_id="demo", limit=2, order="desc")],
+        [shown(m) for m in store.get_messages(conversation_id="demo", limit=2, order="desc")],
     )
 
     # Metadata: an atomic shallow merge; None deletes a key.
@@ -73,3 +81,10 @@ with ConversationStore() as store:  # sqlite:///convostore.db, or $CONVOSTORE_UR
     context = prompt_context(store, conversation_id="demo")
     print("summary:", context.summary, "| then", len(context.messages), "messages verbatim")
     print(f"stored in {store.url} (its tables: packages/core/README.md, 'Looking at the data')")
+    if store.url.startswith("sqlite:///"):
+        path = store.url.removeprefix("sqlite:///")
+        print(
+            f"beside it: {path}-wal and {path}-shm (SQLite's write-ahead log) and"
+            f" {path}-writers, an empty lock file on which writers queue: never written to,"
+            " safe to delete while no store has the database open"
+        )

@@ -3,10 +3,14 @@ beside this interpreter), and a store filled with what must survive a copy."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from convostore import ConversationStore
 
@@ -34,6 +38,29 @@ def run(
     return done
 
 
+def on_a_terminal(*args: str, cwd: Path | None = None) -> tuple[int, str]:
+    """``convostore ARGS`` with a pseudo-terminal as its stdin, stdout and stderr: its exit
+    status and everything it wrote there."""
+    main, side = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "CONVOSTORE_URL"}
+    env.update({"TERM": "xterm-256color", "COLUMNS": "160", "LINES": "50"})
+    proc = subprocess.Popen(
+        [CONVOSTORE, *args], stdin=side, stdout=side, stderr=side, env=env, cwd=cwd
+    )
+    os.close(side)
+    chunks = []
+    while True:
+        try:
+            data = os.read(main, 65536)
+        except OSError:  # EIO: the process and its terminal are gone
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(main)
+    return proc.wait(timeout=600), b"".join(chunks).decode("utf-8", "replace")
+
+
 DEEP: object = "bottom"
 for _ in range(200):
     DEEP = {"d": [DEEP]}
@@ -41,7 +68,8 @@ for _ in range(200):
 
 def fill(store: ConversationStore) -> None:
     """Conversations with what must survive a round trip: NUL, 5 MB, deep metadata, owners,
-    updated and deleted messages (a gap in seq), tool calls, a summary, an empty one."""
+    updated and deleted messages (a gap in seq), tool calls, a summary, an empty one; memory
+    stores with updated, moved, deleted entries and a redacted version."""
     store.append_message(
         conversation_id="c/1 ünï",
         role="user",
@@ -69,6 +97,18 @@ def fill(store: ConversationStore) -> None:
         store.append_message(
             conversation_id=f"many{i % 3}", role="user", content=f"m{i}", user_id=f"u{i % 3 % 2}"
         )
+    notes = store.create_memory_store(
+        "notes", user_id="u1", description="what u1 said", metadata={"deep": DEEP}
+    ).memory_store_id
+    kept = store.create_memory(notes, "people/ünï.md", "a\u0000b")
+    gone = store.create_memory(notes, "gone.md", "to delete")
+    store.update_memory(notes, kept.entry_id, "second", 1)
+    store.update_memory(notes, kept.entry_id, None, 2, path="moved/ünï.md")
+    store.delete_memory(notes, gone.entry_id)
+    store.create_memory(notes, "big.md", "y" * (1024 * 1024))
+    first = store.list_memory_versions(notes).items[0]
+    store.redact_memory_version(notes, first.version_id)
+    store.create_memory_store("nobody's")
 
 
 def tables(url: str) -> dict[str, tuple[int, str]]:
@@ -90,3 +130,47 @@ def tables(url: str) -> dict[str, tuple[int, str]]:
                     )
                     result[table.name] = transfer.digest_table(backend, table, columns)
         return result
+
+
+COUNTED = {
+    "conversation": "conversations",
+    "message": "messages",
+    "memory_store": "memory_stores",
+    "memory_version": "memory_versions",
+    "memory_entry": "memory_entries",
+}
+
+
+def write_export(path: Path, records: list[dict[str, Any]], *, version: int = 2) -> None:
+    """An export file of ``records``, with its header and a valid end line and checksum (as
+    a tool other than convostore might write one)."""
+    header = {"format": "convostore-export", "version": version, "exported_at": 1}
+    body = "".join(json.dumps(r) + "\n" for r in [header, *records]).encode()
+    counts = {"conversations": 0, "messages": 0}
+    if version >= 2:
+        counts |= {"memory_stores": 0, "memory_versions": 0, "memory_entries": 0}
+    for r in records:
+        key = COUNTED.get(r["type"], "")
+        if key in counts:
+            counts[key] += 1
+    end = {"type": "end", **counts, "sha256": hashlib.sha256(body).hexdigest()}
+    path.write_bytes(body + json.dumps(end).encode() + b"\n")
+
+
+def end_line(path: Path, **fields: Any) -> None:
+    """Replace the end line of the export at ``path`` with its own fields and ``fields``
+    (the checksum kept valid)."""
+    data = path.read_bytes()
+    cut = data.rindex(b"\n", 0, len(data) - 1) + 1
+    end = {**json.loads(data[cut:]), **fields}
+    path.write_bytes(data[:cut] + json.dumps(end).encode() + b"\n")
+
+
+def rewrite(path: Path, change: Any) -> None:
+    """Apply ``change(lines)`` to an export's lines between its header and its end line, and
+    write it again with a valid checksum and end line (counts as the end line had them)."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    body = [lines[0], *change(lines[1:-1])]
+    end = json.loads(lines[-1])
+    end["sha256"] = hashlib.sha256(b"".join(body)).hexdigest()
+    path.write_bytes(b"".join(body) + json.dumps(end).encode() + b"\n")

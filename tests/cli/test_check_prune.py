@@ -32,8 +32,54 @@ def test_check_passes_on_a_sound_store_and_names_each_broken_invariant(shared_ur
     )
     out = run("check", "--url", shared_url, code=1).stdout
     assert "conversation 'many0': message_count is 7 but it holds 10 messages" in out
-    assert "conversation 'c2': next_seq is 2 but it holds seq 3" in out
+    assert "conversation 'c2', message seq 3" in out and "next_seq is 2 but it holds seq 3" in out
     assert "1 messages of conversation 'ghost', which does not exist" in out
+
+
+def test_check_finds_every_row_the_rules_refuse_and_the_readers_name_it(
+    shared_url: str,
+) -> None:
+    """Rows written by hand or by a broken tool: stored JSON that is not JSON (or not an
+    object), an unknown role, an id longer than the rules allow, a memory version of an
+    unknown operation, a memory store whose counters lie. ``check`` names each; ``ls`` and
+    ``show`` name the row they cannot read instead of crashing."""
+    with ConversationStore(shared_url) as store:
+        fill(store)
+        with_metadata = store.get_history(conversation_id="many2")[0].message_id
+    long_id = "x" * 300
+    for statement in (
+        "UPDATE convostore_conversations SET metadata = '{not json' WHERE id = 'c2'",
+        "UPDATE convostore_messages SET content = 'oops' WHERE conversation_id = 'many0'"
+        " AND seq = 1",
+        "UPDATE convostore_messages SET role = 'wizard' WHERE conversation_id = 'many1'"
+        " AND seq = 2",
+        "UPDATE convostore_messages SET metadata = '[1]' WHERE conversation_id = 'many2'"
+        " AND seq = 1",
+        "INSERT INTO convostore_conversations (id, user_id, created_at, last_message_at,"
+        f" message_count, next_seq, metadata) VALUES ('{long_id}', NULL, 1, 1, 0, 1, NULL)",
+        "UPDATE convostore_memory_versions SET operation = 'explode' WHERE seq = 2",
+        "UPDATE convostore_memory_stores SET metadata = 'nope' WHERE name = 'nobody''s'",
+    ):
+        _sql(shared_url, statement)
+    out = run("check", "--url", shared_url, code=1).stdout
+    assert "conversation 'c2', its row: its metadata is not valid JSON" in out
+    assert "conversation 'many0', message seq 1" in out
+    assert "its content is not valid JSON" in out
+    assert "conversation 'many1', message seq 2" in out and "role must be one of" in out
+    assert "conversation 'many2', message seq 1" in out and "metadata must be a dict" in out
+    assert f"conversation '{long_id}', its row: id must be 1 to 256 bytes" in out
+    assert "version seq 2" in out and "operation must be one of create, update, delete" in out
+    assert "its row: its metadata is not valid JSON" in out.split("memory store", 1)[1]
+    assert len([line for line in out.splitlines() if line.startswith("problem:")]) == 7
+    # the readers name the row they cannot read
+    listed = run("ls", "--url", shared_url, code=4).stderr
+    assert "conversation 'c2': its stored metadata is not valid JSON" in listed
+    assert "convostore check" in listed and "Traceback" not in listed
+    shown = run("show", "many0", "--url", shared_url, code=4).stderr
+    assert "message 'msg_" in shown and "its stored content is not valid JSON" in shown
+    shown = run("show", "many2", "--url", shared_url, code=4).stderr
+    assert f"message {with_metadata!r}: its stored metadata is a JSON list" in shown
+    assert "── wizard" in run("show", "many1", "--url", shared_url).stdout
 
 
 def test_check_finds_a_damaged_sqlite_file(tmp_path: Path) -> None:
@@ -185,3 +231,9 @@ def test_prune_vacuum_on_sqlite(tmp_path: Path) -> None:
     assert (tmp_path / "v.db").stat().st_size < before / 5  # the file rebuilt, smaller
     with ConversationStore(url) as store:
         assert store.get_contents(conversation_id="c") == ["x" * 10_000]
+
+
+def test_prune_help_says_keep_last_cuts_langgraph_history() -> None:
+    helped = " ".join(run("prune", "--help").stdout.split())
+    assert "--keep-last N Trim each conversation to its newest N messages." in helped
+    assert "It also cuts every LangGraph thread's checkpoint history to its latest" in helped

@@ -3,6 +3,9 @@ with its primary key, and ``Backend.migrate`` takes a component."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from cli_helpers import run
 from convostore import ConversationStore
 from convostore.backends import transfer as sql
 from convostore.components import CORE, Component, Table, registered_components
@@ -62,3 +65,44 @@ def test_names_are_checked() -> None:
         Table("x; DROP TABLE y", ("id",))
     with pytest.raises(ValueError, match="at least one column"):
         Table("x", ())
+
+
+def test_commands_import_only_the_components_the_database_holds(tmp_path: Path) -> None:
+    """Importing an adapter brings its framework (seconds, for CrewAI tens of seconds on a busy
+    machine): ``migrate``, ``check``, ``prune`` and ``export`` of a database import only the
+    components it holds. Here an installed adapter whose import fails stands for a slow one."""
+    site = tmp_path / "site"
+    (site / "heavy_adapter").mkdir(parents=True)
+    (site / "heavy_adapter" / "__init__.py").write_text(
+        "raise RuntimeError('the heavy adapter was imported')\n"
+    )
+    (site / "light_adapter.py").write_text(
+        "from convostore.spi import Component, Table\n"
+        "COMPONENT = Component('light', steps=[['CREATE TABLE light_things (id TEXT PRIMARY"
+        " KEY)']], tables=(Table('light_things', ('id',)),))\n"
+    )
+    dist = site / "fake_adapters-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-adapters\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[convostore.components]\nheavy = heavy_adapter:COMPONENT\n"
+        "light = light_adapter:COMPONENT\n"
+    )
+    env = {"PYTHONPATH": str(site)}
+    src = f"sqlite:///{tmp_path / 'src.db'}"
+    with ConversationStore(src) as store:
+        store.append_message(conversation_id="c", role="user", content="x")
+        store.backend.migrate(
+            Component(
+                "light",
+                steps=[["CREATE TABLE light_things (id TEXT PRIMARY KEY)"]],
+                tables=(Table("light_things", ("id",)),),
+            )
+        )
+        store.backend.write(lambda tx: tx.execute("INSERT INTO light_things VALUES ('t')"))
+    copied = run("migrate", src, f"sqlite:///{tmp_path / 'dst.db'}", env=env).stdout
+    assert "light_things" in copied and "verified" in copied
+    assert "ok: no problem found" in run("check", "--url", src, env=env).stdout
+    run("prune", "--url", src, "--keep-last", "1", env=env)
+    done = run("export", "--url", src, "-o", str(tmp_path / "e.jsonl"), env=env)
+    assert "light_things (1 rows)" in done.stderr

@@ -118,3 +118,46 @@ def test_without_the_extra_the_library_imports_and_the_command_says_how(tmp_path
     )
     assert done.returncode == 6
     assert "pip install 'convostore[cli]'" in done.stderr
+
+
+def test_ls_never_cuts_an_id_and_says_when_there_are_more(tmp_path: Path) -> None:
+    """An id is printed whole on its line (to paste into ``show``), however narrow the
+    terminal; ``--limit`` says when it left conversations out."""
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    long = "claude/18078123e816669f-" + "0123456789abcdef" * 6 + "/tail"
+    owner = "someone-with-a-long-name@example.com"
+    with ConversationStore(url) as store:
+        for i in range(4):
+            store.append_message(conversation_id=f"short{i}", role="user", content="x")
+        store.append_message(conversation_id=long, role="user", content="hi", user_id=owner)
+        store.update_conversation(conversation_id=long, metadata={"title": "words " * 20})
+    narrow = run("ls", "--url", url, env={"COLUMNS": "40"}).stdout
+    assert long in narrow and owner in narrow and "…" not in narrow
+    assert run("show", long, "--url", url).stdout.splitlines()[-1] == "hi"
+    limited = run("ls", "--url", url, "--limit", "3")
+    assert "more conversations than the 3 shown: --limit N shows more" in limited.stderr
+    assert run("ls", "--url", url, "--limit", "5").stderr == ""
+    assert run("ls", "--url", url).stderr == ""
+
+
+def test_check_and_stats_say_which_package_reads_a_component(shared_url: str) -> None:
+    """A database holding tables of an adapter that is not installed: check and stats name
+    the ``pip install`` that brings it."""
+    with ConversationStore(shared_url) as store:
+        store.append_message(conversation_id="c", role="user", content="x")
+        for name in ("crewai", "convostore-langgraph", "elsewhere"):
+            store.backend.write(
+                lambda tx, n=name: tx.execute(
+                    "INSERT INTO convostore_schema (component, version) VALUES (?, 1)", [n]
+                )
+            )
+    checked = run("check", "--url", shared_url, code=1).stdout
+    assert (
+        "component 'crewai': no installed package registers it, so its tables are not checked"
+        " (pip install convostore-crewai)" in checked
+    )
+    assert "(pip install convostore-langgraph)" in checked
+    assert "'elsewhere': no installed package registers it" in checked
+    stats = run("stats", "--url", shared_url).stdout
+    assert "tables no installed package reads: pip install convostore-crewai" in stats
+    assert "pip install convostore-langgraph" in stats

@@ -75,3 +75,19 @@ def test_migrate_carries_memory(direction: str, tmp_path: Path, pg_schema_url: s
         assert [r.id for r, _ in storage.search(query, categories=["scale"])] == [records[0].id]
     finally:
         storage.close()
+
+
+def test_the_component_is_read_without_importing_crewai() -> None:
+    """``convostore migrate`` / ``check`` / ``prune`` load this package's component; importing
+    CrewAI with it took most of a two-minute ``migrate`` of 81 rows on a busy machine."""
+    code = (
+        "import sys\n"
+        "from convostore.components import component_named\n"
+        "assert component_named('crewai') is not None\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('crewai', 'litellm')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "[]\n"
+    import convostore_crewai
+
+    assert convostore_crewai.record is not None and "record" in dir(convostore_crewai)

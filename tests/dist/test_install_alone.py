@@ -1,7 +1,8 @@
 """Each adapter installs alone, as a user would before the packages are published:
 ``make dist`` builds every package into ``dist/``, then ``pip install --find-links dist
 convostore-<x>`` in an empty virtual environment brings the adapter with its core and its
-framework, and the adapter's README example runs there.
+framework, and the adapter's README example runs there. The command with the two adapters that
+keep tables of their own, installed together as the core README says, migrates both.
 
 Run by ``make test-dist`` (part of ``make test``), which builds ``dist/`` first and passes the
 uv command in ``$UV``; uv stands in for pip because it installs from its cache in seconds.
@@ -78,3 +79,51 @@ def test_an_adapter_installs_alone_and_runs_its_example(
         )
         shipped = _run(python, "-c", f"import os; {listing}", cwd=tmp_path).split()
         assert shipped == sorted(os.listdir(ROOT / "packages/server/src/convostore_server/web"))
+
+
+FILL = """
+import sys
+from convostore import ConversationStore
+from convostore_crewai import ConvostoreMemoryStorage
+from crewai.memory.types import MemoryRecord
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, MessagesState, StateGraph
+
+url = sys.argv[1]
+with ConversationStore(url) as store:
+    store.append_message(conversation_id="c", role="user", content="hello")
+    graph = StateGraph(MessagesState)
+    graph.add_node("answer", lambda state: {"messages": [AIMessage("hi")]})
+    graph.add_edge(START, "answer")
+    app = graph.compile(checkpointer=store.langgraph_checkpointer)
+    app.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "t1"}})
+storage = ConvostoreMemoryStorage(url)
+storage.save([MemoryRecord(content="SQLite is the default", scope="/crew", categories=["db"])])
+storage.close()
+"""
+
+
+def test_the_command_with_langgraph_and_crewai_installs_together_and_migrates_both(
+    tmp_path: Path, constraints: Path
+) -> None:
+    """The install the core README names for a database holding LangGraph and CrewAI data
+    (``make install-tools`` builds the same in .venvs/tools): ``migrate`` copies both
+    adapters' tables, ``check`` and ``stats`` read them."""
+    readme = " ".join((ROOT / "packages" / "core" / "README.md").read_text().split())
+    packages = ["convostore[cli,postgres]", "convostore-langgraph", "convostore-crewai"]
+    assert f"pip install '{packages[0]}' {packages[1]} {packages[2]}" in readme
+    venv = tmp_path / "venv"
+    python, convostore = venv / "bin" / "python", venv / "bin" / "convostore"
+    _run(*UV, "venv", "-q", "--python", sys.executable, venv, cwd=tmp_path)
+    _run(
+        *UV, "pip", "install", "-q", "--python", python, "--find-links", DIST, "-c", constraints,
+        *packages, cwd=tmp_path,
+    )  # fmt: skip
+    src, dst = f"sqlite:///{tmp_path / 'src.db'}", f"sqlite:///{tmp_path / 'dst.db'}"
+    _run(python, "-c", FILL, src, cwd=tmp_path)
+    copied = _run(convostore, "migrate", src, dst, cwd=tmp_path)
+    assert "lg_checkpoints" in copied and "crewai_memory_records" in copied
+    assert "verified" in copied
+    assert "ok: no problem found" in _run(convostore, "check", "--url", dst, cwd=tmp_path)
+    stats = _run(convostore, "stats", "--url", dst, cwd=tmp_path)
+    assert "LangGraph checkpoints" in stats and "CrewAI memory records" in stats

@@ -15,8 +15,18 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import click
+from rich.cells import cell_len
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.measure import Measurement
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 from rich.text import Text
 
@@ -41,10 +51,99 @@ EXIT = {
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
+# -- what reaches the terminal ------------------------------------------------------------------
+
+# Every character of the Unicode categories Cc (C0, DEL, C1), Cf (bidi controls, zero-width
+# and other invisible formatting characters), Zl and Zp (U+2028, U+2029) and Cs (surrogates),
+# as Python 3.11's Unicode 14 has them (tests/cli/test_cli_hostile.py compares the two).
+_UNSAFE = (
+    "\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2"
+    "\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ud800-\udfff\ufeff"
+    "\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+)
+_UNSAFE_TEXT = re.compile(f"[{_UNSAFE}]")  # a message's text keeps its newlines and tabs
+_UNSAFE_LINE = re.compile(f"[\t\n{_UNSAFE}]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def printable(text: str, *, lines: bool = False) -> str:
+    """``text`` as the command prints it: every control character (C0, DEL, C1), bidi and
+    invisible formatting character, line or paragraph separator and surrogate written as a
+    visible escape (ESC as ``\x1b``), so that nothing stored can move the cursor, retitle
+    the window, make a link or reorder the text on the operator's terminal (Rich's markup
+    escaping does not do this). ``lines``: keep newlines and tabs (a message's text)."""
+    return (_UNSAFE_TEXT if lines else _UNSAFE_LINE).sub(_escaped, text)
+
+
+def _json_escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def printable_json(value: Any) -> str:
+    """``value`` as indented JSON, with the characters ``printable`` escapes written as JSON
+    escapes (the same JSON value; C0 characters are escaped by JSON itself)."""
+    text = json.dumps(value, ensure_ascii=False, indent=2)
+    return _UNSAFE_TEXT.sub(_json_escaped, text)  # raw newlines are the indentation's
+
+
+def _text(value: str, style: str = "", *, lines: bool = False) -> Text:
+    """The one way text reaches a console: through ``printable``, never as markup."""
+    return Text(printable(value, lines=lines), style=style)
+
+
+def _say(message: str, style: str = "") -> None:
+    """A line on stderr (a report, a note): stdout keeps the command's output."""
+    err.print(_text(message, style))
+
+
+def _table(*columns: str, wrap: tuple[str, ...] = ()) -> Table:
+    """A table whose columns are never cut: ids, names and numbers stay whole on one line
+    (the ``wrap`` columns wrap instead); ``_print_table`` widens it past the terminal if it
+    must."""
+    table = Table()
+    for name in columns:
+        table.add_column(name, no_wrap=name not in wrap, min_width=12 if name in wrap else None)
+    return table
+
+
+def _add_row(table: Table, *cells: Text | str) -> None:
+    """A row whose unwrapped cells widen their columns to fit them whole."""
+    for column, cell in zip(table.columns, cells, strict=True):
+        if column.no_wrap:
+            width = cell_len(cell.plain if isinstance(cell, Text) else cell)
+            column.min_width = max(column.min_width or cell_len(str(column.header)), width)
+    table.add_row(*cells)
+
+
+def _print_table(table: Table) -> None:
+    needed = Measurement.get(out, out.options.update_width(1 << 20), table).minimum
+    width = out.width
+    out.width = max(width, needed)
+    try:
+        out.print(table)
+    finally:
+        out.width = width
+
 
 def _fail(status: str, message: str) -> None:
-    err.print(Text(f"convostore: {message}", style="red"))
+    _say(f"convostore: {message}", "red")
     sys.exit(EXIT[status])
+
+
+def _message(exc: BaseException) -> str:
+    """An error's message with its notes (what an interrupted import wrote), on one line."""
+    return "; ".join([str(exc), *getattr(exc, "__notes__", [])])
 
 
 def _errors(fn: F) -> F:
@@ -55,19 +154,20 @@ def _errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except transfer.VerificationError as exc:
-            _fail("problems", f"verification failed: {exc}")
+            _fail("problems", f"verification failed: {_message(exc)}")
         except MemoryValidationError as exc:
-            _fail("bad input", str(exc))
+            _fail("bad input", _message(exc))
         except StorageError as exc:
-            _fail("database", str(exc))
+            _fail("database", _message(exc))
         except ConflictError as exc:
-            _fail("conflict", str(exc))
+            _fail("conflict", _message(exc))
         except ConvostoreError as exc:
-            _fail("problems", str(exc))
+            _fail("problems", _message(exc))
         except ImportError as exc:
             _fail("missing package", str(exc))
-        except KeyboardInterrupt:
-            _fail("interrupted", "interrupted; run the same command again to finish")
+        except KeyboardInterrupt as exc:
+            notes = "".join(f"; {note}" for note in getattr(exc, "__notes__", []))
+            _fail("interrupted", f"interrupted{notes}; run the same command again to finish")
         return None
 
     return run  # type: ignore[return-value]
@@ -90,16 +190,28 @@ def _time(ms: int | None) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
+class _Rate(ProgressColumn):
+    """Rows (or bytes) a second, since the start."""
+
+    def render(self, task: Task) -> Text:
+        elapsed = task.elapsed
+        rate = "" if not elapsed else f"{task.completed / elapsed:,.0f}/s"
+        return Text(rate, style="progress.data.speed")
+
+
 @contextlib.contextmanager
 def _progress(enabled: bool = True) -> Iterator[transfer.Progress | None]:
-    """A Rich progress bar on stderr, one row per kind of rows; a ``transfer.Progress``."""
+    """A Rich progress bar on stderr when it is a terminal (none in a pipe or a file), a row
+    per kind of rows (per table for ``migrate``), with the count and the rate; a
+    ``transfer.Progress``."""
     if not enabled or not err.is_terminal:
         yield None
         return
     with Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
+        _Rate(),
         TimeElapsedColumn(),
         console=err,
         transient=False,
@@ -108,7 +220,7 @@ def _progress(enabled: bool = True) -> Iterator[transfer.Progress | None]:
 
         def report(what: str, done: int, total: int) -> None:
             if what not in tasks:
-                tasks[what] = bar.add_task(what, total=total or None)
+                tasks[what] = bar.add_task(printable(what), total=total or None)
             bar.update(tasks[what], completed=done, total=total or None)
 
         yield report
@@ -129,29 +241,36 @@ def app() -> None:
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(min=1))
 @_errors
 def ls_command(url: str | None, user: str | None, limit: int) -> None:
-    """Conversations, newest activity first."""
+    """Conversations, newest activity first (ids whole, to paste into `show`)."""
     with transfer.open_existing(url) as store:
-        table = Table("conversation", "owner", "messages", "last activity (UTC)", "title")
+        table = _table(
+            "conversation", "owner", "messages", "last activity (UTC)", "title", wrap=("title",)
+        )
         cursor = None
         shown = 0
+        more = False
         while shown < limit:
             page = store.list_conversations(
                 user_id=user, limit=min(100, limit - shown), after=cursor
             )
             for c in page.items:
                 title = (c.metadata or {}).get("title", "")
-                table.add_row(
-                    Text(c.conversation_id),
-                    Text(c.user_id or ""),
+                _add_row(
+                    table,
+                    _text(c.conversation_id),
+                    _text(c.user_id or ""),
                     str(c.message_count),
                     _time(c.last_message_at),
-                    Text(title if isinstance(title, str) else json.dumps(title)),
+                    _text(title if isinstance(title, str) else json.dumps(title)),
                 )
                 shown += 1
             if page.next_cursor is None:
                 break
             cursor = page.next_cursor
-        out.print(table)
+            more = shown >= limit
+        _print_table(table)
+    if more:
+        _say(f"more conversations than the {shown} shown: --limit N shows more")
 
 
 def _render(messages: list[Message]) -> None:
@@ -169,29 +288,30 @@ def _render(messages: list[Message]) -> None:
             for part in turn.parts:
                 if isinstance(part, convert._Text):
                     if part.text:
-                        lines.append(Text(part.text))
+                        lines.append(_text(part.text, lines=True))
                 elif isinstance(part, convert._Call):
                     args = part.arguments
                     text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-                    lines.append(Text(f"→ {part.name}({text})  [{part.id}]", style="cyan"))
+                    lines.append(_text(f"→ {part.name}({text})  [{part.id}]", "cyan"))
                     result = results.get(part.id)
                     if result is None:
-                        lines.append(Text("   ⇐ (no result yet)", style="dim"))
+                        lines.append(_text("   ⇐ (no result yet)", "dim"))
                     else:
                         shown.add(part.id)
                         answer = convert._text_of(result.content)
                         style = "red" if result.is_error else "green"
-                        lines.append(Text(f"   ⇐ {answer}", style=style))
+                        lines.append(_text(f"   ⇐ {answer}", style, lines=True))
                 elif isinstance(part, convert._Result):
                     if part.call_id not in shown:
-                        lines.append(Text(f"⇐ [{part.call_id}] {convert._text_of(part.content)}"))
+                        answer = convert._text_of(part.content)
+                        lines.append(_text(f"⇐ [{part.call_id}] {answer}", lines=True))
                 elif isinstance(part, convert._Image):
-                    lines.append(Text(f"[image: {part.url[:60]}]", style="dim"))
+                    lines.append(_text(f"[image: {part.url[:60]}]", "dim"))
                 else:
-                    lines.append(Text(json.dumps(part.block, ensure_ascii=False), style="dim"))
+                    lines.append(_text(json.dumps(part.block, ensure_ascii=False), "dim"))
         if not lines:
             continue  # only results already shown under their calls
-        out.print(Text(f"── {m.role} · {_time(m.created_at)} · {m.message_id}", style="bold"))
+        out.print(_text(f"── {m.role} · {_time(m.created_at)} · {m.message_id}", "bold"))
         for line in lines:
             out.print(line)
 
@@ -216,15 +336,15 @@ def show_command(
             )
         messages = store.get_history(conversation_id=conversation_id, last=last, user_id=user)
     if as_json:
-        click.echo(json.dumps([m.model_dump() for m in messages], ensure_ascii=False, indent=2))
+        click.echo(printable_json([m.model_dump() for m in messages]))
         return
     title = (meta.metadata or {}).get("title")
     owner = f", owner {meta.user_id}" if meta.user_id else ""
     out.print(
-        Text(
+        _text(
             f"{meta.conversation_id}{owner}: {meta.message_count} messages"
             + (f" — {title}" if isinstance(title, str) else ""),
-            style="bold underline",
+            "bold underline",
         )
     )
     _render(messages)
@@ -237,11 +357,13 @@ def stats_command(url: str | None) -> None:
     """Rows and bytes of each kind of data the store holds."""
     with transfer.open_existing(url) as store:
         rows = transfer.stats(store)
-    table = Table("component", "data", "rows", "bytes (with indexes)")
+    table = _table("component", "data", "rows", "bytes (with indexes)")
     for s in rows:
         size = "" if s.bytes is None else f"{s.bytes:,}"
-        table.add_row(s.component, s.what, f"{s.rows:,}", size)
-    out.print(table)
+        _add_row(
+            table, _text(s.component), _text(s.what), "" if s.rows is None else f"{s.rows:,}", size
+        )
+    _print_table(table)
 
 
 # -- export / import / migrate ---------------------------------------------------------------
@@ -249,7 +371,7 @@ def stats_command(url: str | None) -> None:
 
 @app.command("export")
 @_url_option
-@click.option("--user", default=None, help="Only this user's conversations.")
+@click.option("--user", default=None, help="Only this user's conversations and memory stores.")
 @click.option(
     "--conversation", "conversations", multiple=True, help="Only this conversation (repeat)."
 )
@@ -260,27 +382,42 @@ def stats_command(url: str | None) -> None:
 def export_command(
     url: str | None, user: str | None, conversations: tuple[str, ...], output: str
 ) -> None:
-    """Write conversations and their messages as convostore JSON Lines."""
+    """Write the core's data as convostore JSON Lines: every conversation with its messages
+    and change rows, every memory store with its versions and entries. The adapters' own
+    tables (LangGraph checkpoints and store items, CrewAI memory) are not in it: it names
+    those holding rows; `convostore migrate` copies every table."""
     if user is not None and conversations:
         raise click.UsageError("--user and --conversation are exclusive")
+    if output == "-" and sys.stdout.isatty():
+        raise click.UsageError(
+            "the export is data, not text for a terminal: give -o FILE or redirect stdout"
+        )
     ids = list(conversations) or None
-    with transfer.open_existing(url) as store, _progress(output != "-") as progress:
+    with transfer.open_existing(url) as store, _progress() as progress:
         if output == "-":
-            transfer.export_jsonl(store, sys.stdout.buffer, user_id=user, conversation_ids=ids)
-            return
-        # written beside the target and renamed when whole: never a half export under its name
-        folder = os.path.dirname(os.path.abspath(output))
-        fd, partial = tempfile.mkstemp(prefix=".convostore-export-", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                report = transfer.export_jsonl(
-                    store, f, user_id=user, conversation_ids=ids, progress=progress
-                )
-            os.replace(partial, output)
-        except BaseException:
-            os.unlink(partial)
-            raise
-    err.print(f"exported {report.conversations} conversations, {report.messages} messages")
+            report = transfer.export_jsonl(
+                store, sys.stdout.buffer, user_id=user, conversation_ids=ids, progress=progress
+            )
+        else:
+            # written beside the target and renamed when whole: never a half export under its name
+            folder = os.path.dirname(os.path.abspath(output))
+            fd, partial = tempfile.mkstemp(prefix=".convostore-export-", dir=folder)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    report = transfer.export_jsonl(
+                        store, f, user_id=user, conversation_ids=ids, progress=progress
+                    )
+                os.replace(partial, output)
+            except BaseException:
+                os.unlink(partial)
+                raise
+    _say(
+        f"exported {report.conversations} conversations, {report.messages} messages,"
+        f" {report.memory_stores} memory stores ({report.memory_versions} versions)"
+    )
+    if report.left_out:
+        tables = ", ".join(f"{name} ({rows:,} rows)" for name, rows in report.left_out)
+        _say(f"not in the export (convostore migrate copies them): {tables}")
 
 
 @app.command("import")
@@ -288,10 +425,16 @@ def export_command(
 @_url_option
 @_errors
 def import_command(file: str, url: str | None) -> None:
-    """Read an export into the store (importing it twice changes nothing)."""
+    """Read an export into the store. The whole file is checked first (nothing is written
+    from a file that breaks a rule); then each conversation and memory store is written
+    whole, in one transaction. Importing it twice changes nothing; after an error or an
+    interruption, importing it again continues."""
     with ConversationStore(transfer.resolve_url(url)) as store, _progress() as progress:
         report = transfer.import_jsonl(store, file, progress=progress)
-    err.print(f"imported {report.conversations} conversations, {report.messages} new messages")
+    _say(
+        f"imported {report.conversations} conversations, {report.messages} new messages,"
+        f" {report.memory_stores} memory stores ({report.memory_versions} new versions)"
+    )
 
 
 @app.command("migrate")
@@ -312,24 +455,28 @@ def migrate_command(
 ) -> None:
     """Copy everything (every adapter's tables) from SOURCE to DESTINATION.
 
-    Run it again after an interruption: it continues where it stopped."""
+    Run it again after an interruption: it continues where it stopped. A source holding an
+    adapter's tables needs that adapter installed beside the command (`pip install
+    'convostore[cli,postgres]' convostore-langgraph convostore-crewai`)."""
     with _progress(not verbose) as bar:
         progress = bar
         if verbose:
 
             def progress(what: str, done: int, total: int) -> None:
-                click.echo(f"{what}: {done}/{total}", err=True)
+                click.echo(printable(f"{what}: {done}/{total}"), err=True)
 
         report = transfer.migrate(
             source, destination, force=force, progress=progress, batch_rows=batch_size
         )
-    table = Table("component", "table", "rows", "copied now", "sha256")
+    table = _table("component", "table", "rows", "copied now", "sha256")
     for t in report.tables:
-        table.add_row(t.component, t.table, f"{t.rows:,}", f"{t.copied:,}", t.sha256[:16])
-    out.print(table)
+        _add_row(
+            table, _text(t.component), _text(t.table), f"{t.rows:,}", f"{t.copied:,}", t.sha256[:16]
+        )
+    _print_table(table)
     if report.not_copied:
-        err.print(Text(f"not copied (no component describes them): {', '.join(report.not_copied)}"))
-    out.print("verified: every table's row count and checksum match")
+        _say(f"not copied (no component describes them): {', '.join(report.not_copied)}")
+    out.print(_text("verified: every table's row count and checksum match"))
 
 
 # -- prune / check ---------------------------------------------------------------------------
@@ -350,16 +497,19 @@ def _duration_ms(text: str) -> int:
     "--older-than",
     default=None,
     metavar="AGE",
-    help="Delete what was last active before: 30d, 12h, 90m.",
+    help="Delete what was last active before: 30d, 12h, 90m (LangGraph threads whose newest"
+    " checkpoint is older too).",
 )
 @click.option(
     "--keep-last",
     type=click.IntRange(min=0),
     default=None,
     metavar="N",
-    help="Trim each conversation to its newest N messages.",
+    help="Trim each conversation to its newest N messages. It also cuts every LangGraph"
+    " thread's checkpoint history to its latest checkpoint (whatever N is): time travel"
+    " to earlier steps is gone.",
 )
-@click.option("--user", default=None, help="Only this user's conversations.")
+@click.option("--user", default=None, help="Only this user's conversations (not threads).")
 @click.option("--dry-run", is_flag=True, help="Say what would go; delete nothing.")
 @click.option(
     "--vacuum",
@@ -375,11 +525,13 @@ def prune_command(  # noqa: PLR0917 - one argument per option
     dry_run: bool,
     vacuum: bool,
 ) -> None:
-    """Retention: delete old conversations, trim long ones (LangGraph threads too)."""
+    """Retention: delete old conversations, trim long ones. LangGraph threads (with
+    convostore-langgraph) too: --older-than deletes old threads, --keep-last keeps only each
+    thread's latest checkpoint."""
     if older_than is None and keep_last is None:
         raise click.UsageError("say what to prune: --older-than AGE and/or --keep-last N")
     age = None if older_than is None else _duration_ms(older_than)
-    with transfer.open_existing(url) as store:
+    with transfer.open_existing(url) as store, _progress() as progress:
         report = maintenance.prune(
             store,
             older_than_ms=age,
@@ -387,24 +539,26 @@ def prune_command(  # noqa: PLR0917 - one argument per option
             user_id=user,
             dry_run=dry_run,
             vacuum=vacuum,
+            progress=progress,
         )
     verb = "would delete" if dry_run else "deleted"
     for what, count in report:
-        out.print(f"{verb} {count:,} {what}")
+        out.print(_text(f"{verb} {count:,} {what}"))
 
 
 @app.command("check")
 @_url_option
 @_errors
 def check_command(url: str | None) -> None:
-    """Check the database and the store's invariants; exit 1 if anything is wrong."""
+    """Check the database and every row against the store's rules; exit 1 if anything is
+    wrong."""
     with transfer.open_existing(url) as store:
         problems = maintenance.check(store)
     for problem in problems:
-        out.print(Text(f"problem: {problem}", style="red"))
+        out.print(_text(f"problem: {problem}", "red"))
     if problems:
         sys.exit(EXIT["problems"])
-    out.print("ok: no problem found")
+    out.print(_text("ok: no problem found"))
 
 
 # -- import-from -----------------------------------------------------------------------------

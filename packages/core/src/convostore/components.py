@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -117,6 +117,22 @@ SCHEMA_TABLE = "convostore_schema"
 copied (the destination's migrations write their own)."""
 
 
+KNOWN_PACKAGES = {
+    "convostore-langgraph": "convostore-langgraph",
+    "crewai": "convostore-crewai",
+    "claude": "convostore-claude",
+}
+"""This project's adapters' components and the distribution that registers each, to name the
+``pip install`` when a database holds tables of one that is not installed."""
+
+
+def install_hint(name: str) -> str:
+    """What brings the component ``name``: the ``pip install`` of this project's adapter that
+    registers it (``"pip install convostore-crewai"``), else words saying so."""
+    package = KNOWN_PACKAGES.get(name)
+    return f"pip install {package}" if package else "install the adapter that wrote them"
+
+
 def _load(entry: importlib.metadata.EntryPoint) -> Component:
     loaded: Any = entry.load()
     component = loaded() if callable(loaded) and not isinstance(loaded, Component) else loaded
@@ -126,12 +142,43 @@ def _load(entry: importlib.metadata.EntryPoint) -> Component:
 
 
 @functools.cache
+def _entries() -> dict[str, importlib.metadata.EntryPoint]:
+    return {e.name: e for e in importlib.metadata.entry_points(group=COMPONENTS_GROUP)}
+
+
+@functools.cache
 def registered_components() -> tuple[Component, ...]:
-    """The core's component, then every installed adapter's, by name."""
-    found = {c.name: c for c in map(_load, importlib.metadata.entry_points(group=COMPONENTS_GROUP))}
+    """The core's component, then every installed adapter's, by name (each adapter's module
+    is imported: ``components_named`` imports only those asked for)."""
+    found = {c.name: c for c in map(_load, _entries().values())}
     found.pop(CORE.name, None)
     return (CORE, *(found[name] for name in sorted(found)))
 
 
+@functools.cache
 def component_named(name: str) -> Component | None:
+    """The registered component ``name``, importing only the module that registers it where
+    its entry point bears its name (as this project's do), else looking through them all."""
+    if name == CORE.name:
+        return CORE
+    entry = _entries().get(name)
+    if entry is not None:
+        component = _load(entry)
+        if component.name == name:
+            return component
     return next((c for c in registered_components() if c.name == name), None)
+
+
+def components_named(names: Iterable[str]) -> tuple[list[Component], list[str]]:
+    """The registered components among ``names`` (the core first, then by name), and the
+    names no installed package registers. Importing an adapter can take seconds (its
+    framework comes with it): commands ask for the components a database holds only."""
+    found: list[Component] = []
+    missing: list[str] = []
+    for name in sorted(set(names), key=lambda n: (n != CORE.name, n)):
+        component = component_named(name)
+        if component is None:
+            missing.append(name)
+        else:
+            found.append(component)
+    return found, missing

@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 from .backends import DEFAULT_URL, Backend, ChangeRow, ConversationRow, MessageRow, Tx, open_backend
 from .components import CORE, component_named
 from .conventions import MANAGED_BY_KEY
-from .errors import ConversationManagedError, ConversationOwnershipError, MemoryValidationError
+from .errors import (
+    ConversationManagedError,
+    ConversationOwnershipError,
+    MemoryValidationError,
+    StorageError,
+)
 from .ids import now_ms
 from .models import ChangeKind, ConversationMeta, Message
 from .recent import LastMemoryRows, LastRows
@@ -34,13 +39,32 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 
 
+def _damaged(what: str, why: object) -> StorageError:
+    """A stored row the store would not have written (by hand, by a broken tool)."""
+    return StorageError(f"{what}: its stored {why}; `convostore check` lists every such row")
+
+
+def _stored_metadata(what: str, text: str | None) -> dict[str, Any] | None:
+    try:
+        metadata = decode_json(text)
+    except ValueError as exc:
+        raise _damaged(what, f"metadata is not valid JSON ({exc})") from None
+    if metadata is not None and not isinstance(metadata, dict):
+        raise _damaged(what, f"metadata is a JSON {type(metadata).__name__}, not an object")
+    return metadata
+
+
 def message_of(row: MessageRow) -> Message:
+    try:
+        content = json.loads(row.content)
+    except ValueError as exc:
+        raise _damaged(f"message {row.id!r}", f"content is not valid JSON ({exc})") from None
     return Message.model_construct(
         message_id=row.id,
         role=row.role,
-        content=json.loads(row.content),
+        content=content,
         created_at=row.created_at,
-        metadata=decode_json(row.metadata),
+        metadata=_stored_metadata(f"message {row.id!r}", row.metadata),
         updated_at=row.updated_at,
     )
 
@@ -51,7 +75,7 @@ def meta_of(row: ConversationRow) -> ConversationMeta:
         created_at=row.created_at,
         last_message_at=row.last_message_at,
         message_count=row.message_count,
-        metadata=decode_json(row.metadata),
+        metadata=_stored_metadata(f"conversation {row.id!r}", row.metadata),
         user_id=row.user_id,
     )
 

@@ -10,9 +10,16 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .base import ChangeRow, ConversationRow, MessageRow, Tx
+from .memories import MemoryEntryRow, MemoryStoreRow, MemoryVersionRow
 
 _CONV = "id, user_id, created_at, last_message_at, message_count, next_seq, metadata"
 _MSG = "seq, id, role, content, metadata, created_at, updated_at"
+_STORE = (
+    "id, user_id, name, description, metadata, created_at, updated_at, entry_count,"
+    " total_size, next_seq"
+)
+_VERSION = "seq, id, entry_id, version, operation, path, size, created_at, redacted_at, content"
+_ENTRY = "path, id, version, version_seq, size, created_at, updated_at"
 MIGRATING = "convostore_migrating"
 """Present in a destination only while ``convostore migrate`` copies into it: the source."""
 
@@ -140,9 +147,6 @@ def stream_messages(tx: Tx, cid: str) -> Iterator[MessageRow]:
     return (MessageRow(*r) for r in rows)
 
 
-# -- the restore path (import) -----------------------------------------------------------------
-
-
 def stream_changes(tx: Tx, cid: str | None = None) -> Iterator[tuple[str, ChangeRow]]:
     """The change rows of one conversation (or of all, by conversation id and seq)."""
     sql = "SELECT conversation_id, seq, kind, message_id, created_at FROM convostore_changes"
@@ -151,6 +155,62 @@ def stream_changes(tx: Tx, cid: str | None = None) -> Iterator[tuple[str, Change
     else:
         rows = tx.stream(f"{sql} WHERE conversation_id = ? ORDER BY seq", [cid])
     return ((r[0], ChangeRow(*r[1:])) for r in rows)
+
+
+def stream_memory_stores(tx: Tx, user_id: str | None = None) -> Iterator[MemoryStoreRow]:
+    """Every memory store (or ``user_id``'s) by id."""
+    if user_id is None:
+        rows = tx.stream(f"SELECT {_STORE} FROM convostore_memory_stores ORDER BY id")
+    else:
+        rows = tx.stream(
+            f"SELECT {_STORE} FROM convostore_memory_stores WHERE user_id = ? ORDER BY id",
+            [user_id],
+        )
+    return (MemoryStoreRow(*r) for r in rows)
+
+
+def _version_row(store_id: str, r: Sequence[Any]) -> MemoryVersionRow:
+    seq, vid, entry_id, version, operation, path, size, created_at, redacted_at, content = r
+    return MemoryVersionRow(
+        store_id,
+        seq,
+        vid,
+        entry_id,
+        version,
+        operation,
+        path,
+        size,
+        created_at,
+        redacted_at,
+        None if content is None else bytes(content),
+    )
+
+
+def stream_memory_versions(
+    tx: Tx, store_id: str | None = None
+) -> Iterator[tuple[str, MemoryVersionRow]]:
+    """The versions of one memory store (or of all, by store id), with their contents, by seq."""
+    sql = f"SELECT store_id, {_VERSION} FROM convostore_memory_versions"
+    if store_id is None:
+        rows = tx.stream(f"{sql} ORDER BY store_id, seq")
+    else:
+        rows = tx.stream(f"{sql} WHERE store_id = ? ORDER BY seq", [store_id])
+    return ((r[0], _version_row(r[0], r[1:])) for r in rows)
+
+
+def stream_memory_entries(
+    tx: Tx, store_id: str | None = None
+) -> Iterator[tuple[str, MemoryEntryRow]]:
+    """The live entries of one memory store (or of all, by store id), by path."""
+    sql = f"SELECT store_id, {_ENTRY} FROM convostore_memory_entries"
+    if store_id is None:
+        rows = tx.stream(f"{sql} ORDER BY store_id, path")
+    else:
+        rows = tx.stream(f"{sql} WHERE store_id = ? ORDER BY path", [store_id])
+    return ((r[0], MemoryEntryRow(r[0], *r[1:])) for r in rows)
+
+
+# -- the restore path (import) -----------------------------------------------------------------
 
 
 def changes_by_seq(tx: Tx, cid: str, first: int, last: int) -> dict[int, ChangeRow]:
@@ -194,6 +254,31 @@ def restore_conversation_row(tx: Tx, row: ConversationRow) -> None:
     )
 
 
+def memory_versions_by_seq(
+    tx: Tx, store_id: str, first: int, last: int
+) -> dict[int, MemoryVersionRow]:
+    """The versions of a memory store from seq ``first`` to ``last``, with their contents."""
+    rows = tx.execute(
+        f"SELECT {_VERSION} FROM convostore_memory_versions WHERE store_id = ? AND seq >= ?"
+        " AND seq <= ?",
+        [store_id, first, last],
+    )
+    return {int(r[0]): _version_row(store_id, r) for r in rows}
+
+
+def delete_memory_entries(tx: Tx, store_id: str) -> None:
+    tx.execute("DELETE FROM convostore_memory_entries WHERE store_id = ?", [store_id])
+
+
+def restore_memory_store_row(tx: Tx, row: MemoryStoreRow) -> None:
+    """Set a memory store's counters and times as given."""
+    tx.execute(
+        "UPDATE convostore_memory_stores SET updated_at = ?, entry_count = ?, total_size = ?,"
+        " next_seq = ? WHERE id = ?",
+        [row.updated_at, row.entry_count, row.total_size, row.next_seq, row.id],
+    )
+
+
 # -- check -------------------------------------------------------------------------------------
 
 
@@ -211,38 +296,22 @@ def integrity_problems(tx: Tx, dialect: str) -> list[str]:
     return [f"index {r[0]} is not valid (rebuild it with REINDEX)" for r in rows]
 
 
-def miscounted_conversations(tx: Tx, limit: int) -> list[tuple[str, int, int]]:
-    """Conversations whose ``message_count`` is not the number of their messages:
-    (id, message_count, messages)."""
+ORPHANS = (
+    ("convostore_messages", "conversation_id", "convostore_conversations"),
+    ("convostore_changes", "conversation_id", "convostore_conversations"),
+    ("convostore_memory_versions", "store_id", "convostore_memory_stores"),
+    ("convostore_memory_entries", "store_id", "convostore_memory_stores"),
+)
+"""Rows that belong to a row of another table: (table, its column naming the parent, the
+parent table)."""
+
+
+def orphans(tx: Tx, table: str, column: str, parent: str, limit: int) -> list[tuple[str, int]]:
+    """Rows of ``table`` whose parent (``column`` = ``parent``'s id) does not exist: (the
+    parent's id, how many), for ``ORPHANS``."""
     rows = tx.execute(
-        "SELECT c.id, c.message_count, COALESCE(m.n, 0) FROM convostore_conversations c"
-        " LEFT JOIN (SELECT conversation_id, COUNT(*) AS n FROM convostore_messages"
-        " GROUP BY conversation_id) m ON m.conversation_id = c.id"
-        " WHERE c.message_count <> COALESCE(m.n, 0) ORDER BY c.id LIMIT ?",
-        [limit],
-    )
-    return [(r[0], int(r[1]), int(r[2])) for r in rows]
-
-
-def stale_next_seq(tx: Tx, limit: int) -> list[tuple[str, int, int]]:
-    """Conversations whose ``next_seq`` is not above every seq they hold: (id, next_seq, max)."""
-    rows = tx.execute(
-        "SELECT c.id, c.next_seq, m.top FROM convostore_conversations c JOIN"
-        " (SELECT conversation_id, MAX(seq) AS top FROM convostore_messages"
-        " GROUP BY conversation_id) m ON m.conversation_id = c.id"
-        " WHERE c.next_seq <= m.top ORDER BY c.id LIMIT ?",
-        [limit],
-    )
-    return [(r[0], int(r[1]), int(r[2])) for r in rows]
-
-
-def orphan_messages(tx: Tx, limit: int) -> list[tuple[str, int]]:
-    """Messages whose conversation does not exist: (conversation id, how many)."""
-    rows = tx.execute(
-        "SELECT m.conversation_id, COUNT(*) FROM convostore_messages m"
-        " WHERE NOT EXISTS (SELECT 1 FROM convostore_conversations c"
-        " WHERE c.id = m.conversation_id) GROUP BY m.conversation_id"
-        " ORDER BY m.conversation_id LIMIT ?",
+        f"SELECT t.{column}, COUNT(*) FROM {table} t WHERE NOT EXISTS (SELECT 1 FROM {parent} p"
+        f" WHERE p.id = t.{column}) GROUP BY t.{column} ORDER BY t.{column} LIMIT ?",
         [limit],
     )
     return [(r[0], int(r[1])) for r in rows]
