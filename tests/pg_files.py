@@ -10,16 +10,18 @@ import pytest
 
 
 def table_copies(conn: psycopg.Connection[tuple[bytes]], tables: Sequence[str], marker: str) -> int:
-    """Copies of ``marker`` in the tables' files on disk (heap and TOAST), after the
-    server has written every dirty page out."""
+    """Copies of ``marker`` in the tables' files on disk (heap, TOAST and every index: the
+    search index included), after the server has written every dirty page out."""
     conn.execute("CHECKPOINT")
     found = 0
     for table in tables:
         for (path,) in conn.execute(
             "SELECT pg_relation_filepath(oid) FROM pg_class WHERE oid = %s::regclass"
             " UNION ALL SELECT pg_relation_filepath(reltoastrelid) FROM pg_class"
-            " WHERE oid = %s::regclass AND reltoastrelid <> 0",
-            [table, table],
+            " WHERE oid = %s::regclass AND reltoastrelid <> 0"
+            " UNION ALL SELECT pg_relation_filepath(indexrelid) FROM pg_index"
+            " WHERE indrelid = %s::regclass",
+            [table, table, table],
         ).fetchall():
             [(data,)] = conn.execute("SELECT pg_read_binary_file(%s)", [path]).fetchall()
             found += bytes(data).count(marker.encode())

@@ -112,8 +112,8 @@ def fill(store: ConversationStore) -> None:
 
 
 def tables(url: str) -> dict[str, tuple[int, str]]:
-    """Each registered table the database holds: its row count and checksum (every column,
-    every byte, in key order)."""
+    """Each registered table the database holds: its row count and checksum (every column but
+    the derived ones, each database's own search index, every byte, in key order)."""
     from convostore import transfer
     from convostore.backends import transfer as sql
     from convostore.components import registered_components
@@ -125,9 +125,13 @@ def tables(url: str) -> dict[str, tuple[int, str]]:
         for component in registered_components():
             for table in component.tables:
                 if table.name in present:
-                    columns = backend.read(
-                        lambda tx, t=table: sql.table_columns(tx, backend.dialect, t.name)
-                    )
+                    columns = [
+                        c
+                        for c in backend.read(
+                            lambda tx, t=table: sql.table_columns(tx, backend.dialect, t.name)
+                        )
+                        if c not in table.derived
+                    ]
                     result[table.name] = transfer.digest_table(backend, table, columns)
         return result
 

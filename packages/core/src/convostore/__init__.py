@@ -56,6 +56,8 @@ from .models import (
     Message,
     Order,
     Role,
+    SearchHit,
+    SearchResult,
 )
 from .store import ConversationStore
 from .threads import run_in_thread, run_sync
@@ -104,6 +106,8 @@ __all__ = [
     "OwnershipError",
     "PromptContext",
     "Role",
+    "SearchHit",
+    "SearchResult",
     "StorageError",
     "aensure_title",
     "afold_summary",

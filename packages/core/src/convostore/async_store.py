@@ -110,6 +110,8 @@ class AsyncConversationStore(Views):
     list_memory_versions = _bridge(ConversationStore.list_memory_versions)
     get_memory_version = _bridge(ConversationStore.get_memory_version)
     redact_memory_version = _bridge(ConversationStore.redact_memory_version)
+    search_messages = _bridge(ConversationStore.search_messages, inline=False)
+    reindex = _bridge(ConversationStore.reindex, inline=False)
     vacuum = _bridge(ConversationStore.vacuum, inline=False)
 
     async def aclose(self) -> None:

@@ -31,15 +31,17 @@ _NAME = re.compile(r"[a-z_][a-z0-9_]*\Z")
 @dataclass(frozen=True)
 class Table:
     """One table of a component: its name, its primary key's columns (the order rows are
-    copied in, a batch at a time: text key columns must compare bytewise, ``{collate}``), and
-    a label for listings (``"LangGraph checkpoints"``)."""
+    copied in, a batch at a time: text key columns must compare bytewise, ``{collate}``), a
+    label for listings (``"LangGraph checkpoints"``), and the columns derived from the others
+    (an index's, which ``migrate`` leaves for the destination to make)."""
 
     name: str
     key: tuple[str, ...]
     label: str = ""
+    derived: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in (self.name, *self.key):
+        for name in (self.name, *self.key, *self.derived):
             if not _NAME.match(name):
                 raise ValueError(f"table and column names are lowercase identifiers: {name!r}")
         if not self.key:
@@ -80,7 +82,7 @@ class Component:
     called by ``delete_conversation``, ``delete_conversations`` and ``delete_user_data`` inside
     their transaction with the managed conversations being deleted, so the component deletes
     what it keeps for them (a LangGraph thread) atomically with them. It runs only where the
-    database holds the component's tables."""
+    database holds the component's tables. ``derived_tables``: see below."""
 
     name: str
     steps: Sequence[Sequence[str]] = ()
@@ -89,6 +91,13 @@ class Component:
     prune: PruneHook | None = None
     on_delete: DeleteHook | None = None
     package: str = ""  # the distribution to install for it, for error messages
+    # Tables the database makes from the others (a full-text index and the tables it keeps,
+    # named ``<name>`` and ``<name>_*``): never copied, and no table of the component's.
+    derived_tables: tuple[str, ...] = ()
+
+    def derives(self, table: str) -> bool:
+        """Whether ``table`` is one of ``derived_tables`` or a table one of them keeps."""
+        return any(table == d or table.startswith(f"{d}_") for d in self.derived_tables)
 
     @property
     def version(self) -> int:
@@ -102,7 +111,12 @@ CORE = Component(
     # (tests/cli/test_components.py fails otherwise), and `convostore migrate` copies it.
     tables=(
         Table("convostore_conversations", ("id",), "conversations"),
-        Table("convostore_messages", ("conversation_id", "seq"), "messages"),
+        Table(
+            "convostore_messages",
+            ("conversation_id", "seq"),
+            "messages",
+            derived=("search_rid", "search_text"),
+        ),
         Table("convostore_clock", ("id",), "ordered clock"),
         Table("convostore_changes", ("conversation_id", "seq"), "conversation changes"),
         Table("convostore_memory_stores", ("id",), "memory stores"),
@@ -110,6 +124,9 @@ CORE = Component(
         Table("convostore_memory_versions", ("store_id", "seq"), "memory versions"),
     ),
     package="convostore",
+    # The search index (SQLite's FTS5 table and the tables it keeps): made from the messages
+    # by each database itself, never copied (``convostore migrate`` builds it at the end).
+    derived_tables=("convostore_search",),
 )
 
 SCHEMA_TABLE = "convostore_schema"

@@ -153,3 +153,36 @@ class ListMemoryVersionsResult(_Model):
 
     items: list[MemoryVersion]
     next_cursor: str | None = None
+
+
+class SearchHit(_Model):
+    """A message a search found: its conversation, the whole message, and a short excerpt of
+    its text around the first match."""
+
+    conversation_id: str
+    message: Message
+    snippet: str
+
+
+class SearchResult(_Model):
+    """One page of search hits, newest first; pass ``next_cursor`` as ``after``."""
+
+    items: list[SearchHit]
+    next_cursor: str | None = None
+
+
+class MemorySearchHit(_Model):
+    """A memory entry a search found (without its content, as in listings): a short excerpt
+    of its path and content around the first match."""
+
+    entry_id: str
+    path: str
+    version: int
+    snippet: str
+
+
+class MemorySearchResult(_Model):
+    """One page of memory search hits, by path; pass ``next_cursor`` as ``after``."""
+
+    items: list[MemorySearchHit]
+    next_cursor: str | None = None

@@ -7,8 +7,8 @@ import contextlib
 from collections import OrderedDict
 from typing import Generic, TypeVar
 
-from .backends.base import ConversationRow
 from .backends.memories import MemoryEntryRow, MemoryStoreRow
+from .backends.rows import ConversationRow
 
 V = TypeVar("V")
 

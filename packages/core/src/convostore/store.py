@@ -2,7 +2,8 @@
 
 Each concern is a module of its own, named for it; this class adds no rule of its own:
 ``engine`` (state, lifecycle, twins, the shared rules), ``messages``, ``conversations``,
-``sync`` (managed conversations), ``changes`` (the change feed), ``forks``, ``attachments``
+``sync`` (managed conversations), ``changes`` (the change feed), ``forks``, ``search``,
+``attachments``
 and ``memory_stores`` (memory), ``views`` (framework entry points). ``AsyncConversationStore``
 (``async_store``) runs the same methods awaited.
 """
@@ -14,6 +15,7 @@ from .changes import ChangeMethods
 from .conversations import ConversationMethods
 from .forks import ForkMethods
 from .messages import MessageMethods
+from .search import SearchMethods
 from .sync import SyncMethods
 from .views import Views
 
@@ -24,6 +26,7 @@ class ConversationStore(
     SyncMethods,
     ChangeMethods,
     ForkMethods,
+    SearchMethods,
     AttachmentMethods,
     ConversationMethods,
 ):

@@ -50,6 +50,7 @@ from .errors import (
 from .ids import now_ms
 from .memory_stores import _version_seq
 from .models import ROLES, ChangeKind, MemoryOperation
+from .search import reindex
 from .store import ConversationStore
 from .validation import (
     Limits,
@@ -391,7 +392,11 @@ def left_out(backend: Backend) -> list[tuple[str, int]]:
     own = {t.name for t in CORE.tables} | {SCHEMA_TABLE, sql.MIGRATING}
 
     def read(tx: Tx) -> list[tuple[str, int]]:
-        names = [n for n in sql.table_names(tx, backend.dialect) if n not in own]
+        names = [
+            n
+            for n in sql.table_names(tx, backend.dialect)
+            if n not in own and not CORE.derives(n)  # the search index: made, not copied
+        ]
         counted = [(n, sql.count_rows(tx, n)) for n in names]
         return [(n, rows) for n, rows in counted if rows]
 
@@ -1202,6 +1207,7 @@ class MigrateReport:
     tables: list[TableReport] = field(default_factory=list)
     resumed: bool = False
     not_copied: list[str] = field(default_factory=list)  # tables no component describes
+    indexed: int = 0  # messages the destination's search index took in
 
 
 def _row_digest(row: tuple[Any, ...]) -> bytes:
@@ -1252,7 +1258,7 @@ def uncovered_tables(backend: Backend) -> list[str]:
     covered = {t.name for c in held for t in c.tables}
     covered |= {SCHEMA_TABLE, sql.MIGRATING}
     names = backend.read(lambda tx: sql.table_names(tx, backend.dialect))
-    return [n for n in names if n not in covered]
+    return [n for n in names if n not in covered and not any(c.derives(n) for c in held)]
 
 
 def migrate(
@@ -1332,9 +1338,13 @@ def _migrate(
         dst.write(start)
 
     for component, table in tables:
-        columns = src.read(
-            functools.partial(sql.table_columns, dialect=src.dialect, table=table.name)
-        )
+        columns = [
+            c
+            for c in src.read(
+                functools.partial(sql.table_columns, dialect=src.dialect, table=table.name)
+            )
+            if c not in table.derived
+        ]
         theirs = dst.read(
             functools.partial(sql.table_columns, dialect=dst.dialect, table=table.name)
         )
@@ -1355,6 +1365,10 @@ def _migrate(
                 + ("" if rows != their_rows else " with other contents")
             )
         report.tables.append(TableReport(component.name, table.name, rows, copied, digest))
+
+    report.indexed = reindex(
+        dst, progress=None if progress is None else functools.partial(progress, "search index")
+    )
 
     def finish(tx: Tx) -> None:
         for _, table in tables:

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import MemoryValidationError
-from .base import Backend, ChangeRow, ConversationRow, MessageRow, Tx
+from .base import Backend, Tx
+from .rows import ChangeRow, ConversationRow, MessageRow
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool

@@ -4,43 +4,18 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from .keys import prefix_upper
 from .memories import MemoryStatements
+from .rows import ChangeRow, ConversationRow, MessageRow
+from .search import SearchStatements
 
 T = TypeVar("T")
 
 
 class WouldBlock(Exception):
     """Raised inside ``Backend.without_waiting`` where a lock is taken: nothing was written."""
-
-
-class ConversationRow(NamedTuple):
-    id: str
-    user_id: str | None
-    created_at: int
-    last_message_at: int
-    message_count: int
-    next_seq: int
-    metadata: str | None
-
-
-class ChangeRow(NamedTuple):
-    seq: int
-    kind: str
-    message_id: str | None
-    created_at: int
-
-
-class MessageRow(NamedTuple):
-    seq: int
-    id: str
-    role: str
-    content: str
-    metadata: str | None
-    created_at: int
-    updated_at: int | None
 
 
 SQLITE_ONLY = "-- sqlite only\n"
@@ -71,7 +46,7 @@ def saved_values(row: ConversationRow) -> list[Any]:
     return [row.user_id, row.last_message_at, row.message_count, row.next_seq, row.metadata]
 
 
-class Tx(MemoryStatements, ABC):
+class Tx(MemoryStatements, SearchStatements, ABC):
     """One transaction's statements. Written with ``?`` placeholders; subclasses adapt.
     (The memory stores' statements are in ``memories.py``.)"""
 
@@ -272,13 +247,6 @@ class Tx(MemoryStatements, ABC):
         )
         return int(rows[0][0])
 
-    def insert_messages(self, cid: str, rows: Sequence[MessageRow]) -> None:
-        sql = f"INSERT INTO convostore_messages (conversation_id, {_MSG}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-        if len(rows) == 1:
-            self.send(sql, [cid, *rows[0]])
-        else:
-            self.executemany(sql, [(cid, *row) for row in rows])
-
     def append_and_save(self, cid: str, rows: Sequence[MessageRow], row: ConversationRow) -> None:
         """Insert messages and save the conversation's row (a server database may do both in
         one statement)."""
@@ -319,27 +287,6 @@ class Tx(MemoryStatements, ABC):
 
     def message(self, cid: str, mid: str) -> MessageRow | None:
         return self.messages_by_id(cid, [mid]).get(mid)
-
-    def copy_messages(self, source: str, target: str, max_seq: int | None) -> tuple[int, int]:
-        """Copy the messages of ``source`` (up to ``max_seq``) into ``target`` with their ids,
-        positions and times, inside the database; return how many and the last position."""
-        bound = "" if max_seq is None else " AND seq <= ?"
-        params: list[Any] = [source] if max_seq is None else [source, max_seq]
-        _, counted = self.execute_batch(
-            [
-                (
-                    f"INSERT INTO convostore_messages (conversation_id, {_MSG}) SELECT ?, {_MSG}"
-                    f" FROM convostore_messages WHERE conversation_id = ?{bound}",
-                    [target, *params],
-                ),
-                (
-                    "SELECT count(*), coalesce(max(seq), 0) FROM convostore_messages"
-                    " WHERE conversation_id = ?",
-                    [target],
-                ),
-            ]
-        )
-        return int(counted[0][0]), int(counted[0][1])
 
     def seq_of(self, cid: str, mid: str) -> int | None:
         rows = self.execute(
@@ -384,13 +331,6 @@ class Tx(MemoryStatements, ABC):
             f"{sql} ORDER BY conversation_id DESC, seq DESC LIMIT ?", [*params, last]
         )
         return [r[0] for r in reversed(rows)]
-
-    def update_message(self, cid: str, row: MessageRow) -> None:
-        self.send(
-            "UPDATE convostore_messages SET content = ?, metadata = ?, updated_at = ?"
-            " WHERE conversation_id = ? AND id = ?",
-            [row.content, row.metadata, row.updated_at, cid, row.id],
-        )
 
     def delete_messages(self, cid: str, ids: Sequence[str]) -> None:
         """Delete these messages of the conversation (500 ids a statement)."""

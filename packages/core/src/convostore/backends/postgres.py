@@ -14,17 +14,18 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ..errors import ConvostoreError, MemoryValidationError, StorageError
+from ..search_text import index_text
 from .base import (
     _MSG,
     SAVE_CONVERSATION,
     Backend,
-    ConversationRow,
-    MessageRow,
     T,
     Tx,
     saved_values,
 )
+from .rows import ConversationRow, MessageRow
 from .schema import MIGRATIONS
+from .search import PostgresSearch
 
 try:
     import psycopg
@@ -55,7 +56,7 @@ CONNECT_TIMEOUT = 5
 """Seconds to wait for a connection unless the URL says ``?connect_timeout=N``."""
 
 
-class PostgresTx(Tx):
+class PostgresTx(PostgresSearch, Tx):
     lock_suffix = " FOR UPDATE"
     one_statement_writes = True
 
@@ -121,11 +122,16 @@ class PostgresTx(Tx):
         if not 0 < len(rows) <= 100:
             super().append_and_save(cid, rows, row)
             return
-        values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * len(rows))
+        values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(rows))
         self.send(
             f"WITH saved AS ({SAVE_CONVERSATION} WHERE id = ?)"
-            f" INSERT INTO convostore_messages (conversation_id, {_MSG}) VALUES {values}",
-            [*saved_values(row), row.id, *(v for r in rows for v in (cid, *r))],
+            f" INSERT INTO convostore_messages (conversation_id, {_MSG}, search_text)"
+            f" VALUES {values}",
+            [
+                *saved_values(row),
+                row.id,
+                *(v for r in rows for v in (cid, *r, index_text(r.content))),
+            ],
         )
 
     def append_if_unchanged(
@@ -145,7 +151,12 @@ class PostgresTx(Tx):
             "SELECT convostore_append(?::text, ?::text, ?::bigint, ?::bigint, ?::bigint,"
             " ?::bigint, ?::text, ?::text, ?::bigint, ?::bigint, ?::bigint, ?::text,"
             " ?::boolean, ?::json)",
-            [*seen, *saved_values(row), new_ids, json.dumps(rows)],
+            [
+                *seen,
+                *saved_values(row),
+                new_ids,
+                json.dumps([(*r, index_text(r.content)) for r in rows]),
+            ],
         )
         return lambda: bool(appended()[0][0])
 

@@ -3,8 +3,80 @@
 
 from __future__ import annotations
 
-from .base import POSTGRESQL_ONLY
+from .base import POSTGRESQL_ONLY, SQLITE_ONLY
 from .memories import MEMORY_MIGRATION, MEMORY_WRITE_FUNCTION
+
+# Tx.append_if_unchanged on PostgreSQL: a function, so that the server plans its statements once
+# per connection (statements are not prepared, for poolers' sake). From the search step on, each
+# row carries its searchable text too.
+APPEND_FUNCTION = """CREATE OR REPLACE FUNCTION convostore_append(
+            p_id text, p_user_id text, p_created_at bigint, p_last_message_at bigint,
+            p_message_count bigint, p_next_seq bigint, p_metadata text,
+            p_new_user_id text, p_new_last_message_at bigint, p_new_message_count bigint,
+            p_new_next_seq bigint, p_new_metadata text, p_new_ids boolean, p_rows json
+        ) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    -- p_rows: the messages, each [seq, id, role, content, metadata, created_at, updated_at{text_doc}]
+    IF p_new_ids THEN  -- the messages' ids must be free (= ANY: probes of the id index,
+        -- where a semi-join could walk the whole conversation)
+        PERFORM FROM convostore_messages WHERE conversation_id = p_id
+            AND id = ANY (ARRAY(SELECT r ->> 1 FROM json_array_elements(p_rows) AS r));
+        IF FOUND THEN
+            RETURN false;
+        END IF;
+    END IF;
+    -- every change of a conversation updates its row: one that still holds all of it saw none
+    UPDATE convostore_conversations SET user_id = p_new_user_id,
+        last_message_at = p_new_last_message_at, message_count = p_new_message_count,
+        next_seq = p_new_next_seq, metadata = p_new_metadata
+        WHERE id = p_id AND user_id IS NOT DISTINCT FROM p_user_id
+        AND created_at = p_created_at AND last_message_at = p_last_message_at
+        AND message_count = p_message_count AND next_seq = p_next_seq
+        AND metadata IS NOT DISTINCT FROM p_metadata;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    INSERT INTO convostore_messages (conversation_id, seq, id, role, content, metadata,
+        created_at, updated_at{search})
+    SELECT p_id, (r ->> 0)::bigint, r ->> 1, r ->> 2, r ->> 3, r ->> 4, (r ->> 5)::bigint,
+        (r ->> 6)::bigint{text}
+    FROM json_array_elements(p_rows) AS r;
+    RETURN true;
+END $$"""
+
+# The pg_trgm operator class, named with the schema the extension lives in (a store's schema
+# may not be on the search path of every role).
+_PG_TRGM_INDEX = """DO $$
+DECLARE trgm text;
+BEGIN
+    SELECT n.nspname INTO trgm FROM pg_extension e
+        JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm';
+    EXECUTE format('CREATE INDEX %s ON %s USING gin (search_text %I.gin_trgm_ops)', %L, %L, trgm);
+END $$"""
+
+SEARCH_MIGRATION: list[str] = [
+    SQLITE_ONLY + "ALTER TABLE convostore_messages ADD COLUMN search_rid INTEGER",
+    SQLITE_ONLY
+    + "CREATE VIRTUAL TABLE convostore_search USING fts5(text, conversation_id UNINDEXED,"
+    " seq UNINDEXED, tokenize = 'trigram case_sensitive 1', detail = none)",
+    SQLITE_ONLY + "CREATE TRIGGER convostore_search_gone AFTER DELETE ON convostore_messages"
+    " WHEN old.search_rid IS NOT NULL"
+    " BEGIN DELETE FROM convostore_search WHERE rowid = old.search_rid; END",
+    SQLITE_ONLY
+    + "CREATE INDEX convostore_messages_unindexed ON convostore_messages (conversation_id, seq)"
+    " WHERE search_rid IS NULL",
+    POSTGRESQL_ONLY + "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+    POSTGRESQL_ONLY + "ALTER TABLE convostore_messages ADD COLUMN search_text text",
+    POSTGRESQL_ONLY
+    + _PG_TRGM_INDEX.replace("%L, %L", "'convostore_messages_search', 'convostore_messages'"),
+    POSTGRESQL_ONLY
+    + "CREATE INDEX convostore_messages_unindexed ON convostore_messages (conversation_id, seq)"
+    " WHERE search_text IS NULL",
+    POSTGRESQL_ONLY
+    + APPEND_FUNCTION.format(search=", search_text", text=", r ->> 7", text_doc=", search_text"),
+]
+"""The migration step that adds the index (existing rows are indexed by ``reindex``)."""
+
 
 MIGRATIONS: list[list[str]] = [
     [
@@ -57,40 +129,7 @@ MIGRATIONS: list[list[str]] = [
     [
         # Tx.append_if_unchanged on PostgreSQL: a function, so that the server plans its
         # statements once per connection (statements are not prepared, for poolers' sake).
-        POSTGRESQL_ONLY
-        + """CREATE OR REPLACE FUNCTION convostore_append(
-            p_id text, p_user_id text, p_created_at bigint, p_last_message_at bigint,
-            p_message_count bigint, p_next_seq bigint, p_metadata text,
-            p_new_user_id text, p_new_last_message_at bigint, p_new_message_count bigint,
-            p_new_next_seq bigint, p_new_metadata text, p_new_ids boolean, p_rows json
-        ) RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-    -- p_rows: the messages, each [seq, id, role, content, metadata, created_at, updated_at]
-    IF p_new_ids THEN  -- the messages' ids must be free (= ANY: probes of the id index,
-        -- where a semi-join could walk the whole conversation)
-        PERFORM FROM convostore_messages WHERE conversation_id = p_id
-            AND id = ANY (ARRAY(SELECT r ->> 1 FROM json_array_elements(p_rows) AS r));
-        IF FOUND THEN
-            RETURN false;
-        END IF;
-    END IF;
-    -- every change of a conversation updates its row: one that still holds all of it saw none
-    UPDATE convostore_conversations SET user_id = p_new_user_id,
-        last_message_at = p_new_last_message_at, message_count = p_new_message_count,
-        next_seq = p_new_next_seq, metadata = p_new_metadata
-        WHERE id = p_id AND user_id IS NOT DISTINCT FROM p_user_id
-        AND created_at = p_created_at AND last_message_at = p_last_message_at
-        AND message_count = p_message_count AND next_seq = p_next_seq
-        AND metadata IS NOT DISTINCT FROM p_metadata;
-    IF NOT FOUND THEN
-        RETURN false;
-    END IF;
-    INSERT INTO convostore_messages (conversation_id, seq, id, role, content, metadata,
-        created_at, updated_at)
-    SELECT p_id, (r ->> 0)::bigint, r ->> 1, r ->> 2, r ->> 3, r ->> 4, (r ->> 5)::bigint,
-        (r ->> 6)::bigint
-    FROM json_array_elements(p_rows) AS r;
-    RETURN true;
-END $$""",
+        POSTGRESQL_ONLY + APPEND_FUNCTION.format(search="", text="", text_doc=""),
     ],
+    SEARCH_MIGRATION,
 ]

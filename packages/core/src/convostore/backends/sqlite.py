@@ -18,11 +18,12 @@ except ImportError:  # pragma: no cover - Windows: SQLite's busy handler alone
 from ..errors import ConvostoreError, MemoryValidationError, StorageError
 from .base import Backend, T, Tx, WouldBlock
 from .schema import MIGRATIONS
+from .search import SqliteSearch
 
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
-class SqliteTx(Tx):
+class SqliteTx(SqliteSearch, Tx):
     def __init__(self, conn: sqlite3.Connection, *, single_statement: bool = False) -> None:
         self.conn = conn
         self.single_statement = single_statement

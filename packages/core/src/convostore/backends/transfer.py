@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .base import ChangeRow, ConversationRow, MessageRow, Tx
+from .base import Tx
 from .memories import MemoryEntryRow, MemoryStoreRow, MemoryVersionRow
+from .rows import ChangeRow, ConversationRow, MessageRow
 
 _CONV = "id, user_id, created_at, last_message_at, message_count, next_seq, metadata"
 _MSG = "seq, id, role, content, metadata, created_at, updated_at"

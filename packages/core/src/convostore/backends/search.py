@@ -1,0 +1,369 @@
+"""The search index's tables and statements (part of the core component; each dialect's ``Tx``
+has them). What a match is lives in ``convostore.search_text``; the index only finds candidates
+fast, and each statement here checks every term on the lower-cased text it keeps, so what it
+returns is exact.
+
+Each message's (and memory entry's) searchable text is kept lower-cased as Python's
+``str.lower()`` makes it (databases lower-case otherwise), written in the transaction that
+writes the message and gone with it:
+
+- SQLite: an FTS5 table with the trigram tokenizer, kept alike for every writer; a message's
+  row names its index row (``search_rid``) and a trigger deletes that row with the message. The
+  index row's number starts with the minute of the message's ``created_at``, so a page newest
+  first reads the index backwards and stops at its last minute (``SqliteSearch``).
+- PostgreSQL: the text in a column of the message's row (``search_text``) with a pg_trgm GIN
+  index; ``LIKE`` on it is exact (``PostgresSearch``).
+
+Rows written before the index existed hold no text (``search_rid`` / ``search_text`` NULL):
+searches read them directly until ``reindex`` has indexed them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
+
+from ..search_text import index_text
+from .rows import MessageRow
+
+# An index row's number on SQLite: the minute of created_at, then a count within that minute.
+RID_BITS = 36
+BUCKET_MS = 60_000
+MAX_BUCKET = (1 << (63 - RID_BITS)) - 1
+
+EXTENSION_HINT = (
+    "the search index needs PostgreSQL's pg_trgm extension, which this role may not create:"
+    " run 'CREATE EXTENSION pg_trgm;' in this database as a superuser (or as its owner), then"
+    " open the store again"
+)
+
+_MSG = "seq, id, role, content, metadata, created_at, updated_at"
+_KEY_DESC = "m.created_at DESC, m.conversation_id DESC, m.seq DESC"
+
+
+def bucket(created_at: int) -> int:
+    """The minute a message's index row number starts with (``MAX_BUCKET`` past the year 2225)."""
+    return min(max(created_at, 0) // BUCKET_MS, MAX_BUCKET)
+
+
+class Hit(NamedTuple):
+    """A message found, with its conversation."""
+
+    conversation_id: str
+    message: MessageRow
+
+
+class SearchFilter(NamedTuple):
+    """What a message search keeps: its terms (lower-cased), the one conversation (its owner
+    checked before) or else the user's own conversations, the roles, and the place after which
+    the page starts (``(created_at, conversation_id, seq)``, exclusive)."""
+
+    terms: tuple[str, ...]
+    conversation_id: str | None
+    user_id: str | None
+    roles: tuple[str, ...]
+    after: tuple[int, str, int] | None
+
+
+def _trigrams(terms: Sequence[str], most: int = 24) -> list[str]:
+    """Distinct trigrams of the terms of three characters or more, at most ``most``, taken
+    across each term: every one occurs in a matching text."""
+    grams: list[str] = []
+    for term in terms:
+        every = [term[i : i + 3] for i in range(len(term) - 2)]
+        share = max(1, most // len(terms))
+        step = max(1, -(-len(every) // share))
+        grams += [*every[::step], every[-1]] if every else []
+    return list(dict.fromkeys(grams))[:most]
+
+
+def _fts_query(grams: Sequence[str]) -> str:
+    return " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
+
+
+def _like(term: str) -> str:
+    return "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _scope(f: SearchFilter) -> tuple[list[str], list[Any], str]:
+    """The conditions of the scope, the roles and the cursor, their parameters, and the join
+    with conversations they need ('' if none)."""
+    where: list[str] = []
+    params: list[Any] = []
+    join = ""
+    if f.conversation_id is not None:
+        where.append("m.conversation_id = ?")
+        params.append(f.conversation_id)
+    elif f.user_id is not None:
+        join = " JOIN convostore_conversations c ON c.id = m.conversation_id"
+        where.append("c.user_id = ?")
+        params.append(f.user_id)
+    if f.roles:
+        where.append(f"m.role IN ({', '.join('?' for _ in f.roles)})")
+        params += f.roles
+    if f.after is not None:
+        where.append("(m.created_at, m.conversation_id, m.seq) < (?, ?, ?)")
+        params += f.after
+    return where, params, join
+
+
+_COLUMNS = "m.conversation_id, " + ", ".join(f"m.{c}" for c in _MSG.split(", "))
+
+
+def _hits(rows: Iterable[Sequence[Any]]) -> list[Hit]:
+    return [Hit(r[0], MessageRow(*r[1:8])) for r in rows]
+
+
+class SearchStatements(ABC):
+    """The statements that write messages (the index goes with them) and search them: each
+    dialect's ``Tx`` has its own (``SqliteSearch``, ``PostgresSearch``)."""
+
+    _unindexed = ""  # the condition of a message row the index does not hold
+
+    @abstractmethod
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+    @abstractmethod
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None: ...
+
+    @abstractmethod
+    def send(self, sql: str, params: Sequence[Any] = ()) -> None: ...
+
+    @abstractmethod
+    def execute_batch(
+        self, statements: Sequence[tuple[str, Sequence[Any]]]
+    ) -> list[list[tuple[Any, ...]]]: ...
+
+    @abstractmethod
+    def insert_messages(self, cid: str, rows: Sequence[MessageRow]) -> None:
+        """Insert messages of the conversation, with their index rows."""
+
+    @abstractmethod
+    def update_message(self, cid: str, row: MessageRow) -> None:
+        """Overwrite a message's content, metadata and update time (found by id), and its
+        index row."""
+
+    @abstractmethod
+    def copy_messages(self, source: str, target: str, max_seq: int | None) -> tuple[int, int]:
+        """Copy the messages of ``source`` (up to ``max_seq``) into ``target`` with their ids,
+        positions and times, inside the database; return how many and the last position."""
+
+    def search_messages(self, f: SearchFilter, limit: int) -> list[Hit]:
+        """The first ``limit`` indexed messages matching ``f``, newest first (``created_at``,
+        then the conversation id, then the position, all descending)."""
+        raise NotImplementedError
+
+    def unindexed_messages(self, f: SearchFilter) -> list[Hit]:
+        """The messages in ``f``'s scope that the index does not hold yet (not matched)."""
+        where, params, join = _scope(f)
+        return _hits(
+            self.execute(
+                f"SELECT {_COLUMNS} FROM convostore_messages m{join}"
+                f" WHERE {' AND '.join([self._unindexed, *where])}",
+                params,
+            )
+        )
+
+    def index_unindexed(self, limit: int) -> int:
+        """Index up to ``limit`` messages the index lacks; return how many."""
+        raise NotImplementedError
+
+    def count_unindexed(self) -> int:
+        """How many messages the index lacks (a partial index holds just them)."""
+        return int(
+            self.execute(f"SELECT count(*) FROM convostore_messages m WHERE {self._unindexed}")[0][
+                0
+            ]
+        )
+
+
+class SqliteSearch(SearchStatements):
+    """The FTS5 index of SQLite (see the module's docstring)."""
+
+    _unindexed = "m.search_rid IS NULL"
+
+    def _rids(self, created: Sequence[int]) -> list[int]:
+        """New index row numbers for messages created at ``created``: after the last one of
+        each minute (writers are serialized, so nobody takes them meanwhile)."""
+        taken: dict[int, int] = {}
+        rids = []
+        for at in created:
+            minute = bucket(at)
+            rid = taken.get(minute)
+            if rid is None:
+                low = minute << RID_BITS
+                last = self.execute(
+                    "SELECT rowid FROM convostore_search WHERE rowid BETWEEN ? AND ?"
+                    " ORDER BY rowid DESC LIMIT 1",
+                    [low, low + (1 << RID_BITS) - 1],
+                )
+                rid = last[0][0] + 1 if last else low
+            rids.append(rid)
+            taken[minute] = rid + 1
+        return rids
+
+    def _index(self, cid: str, rows: Sequence[tuple[int, int, str]]) -> list[int]:
+        """Index ``(seq, created_at, text)`` of conversation ``cid``; their row numbers."""
+        rids = self._rids([at for _, at, _ in rows])
+        self.executemany(
+            "INSERT INTO convostore_search (rowid, text, conversation_id, seq) VALUES (?, ?, ?, ?)",
+            [(rid, text, cid, seq) for rid, (seq, _, text) in zip(rids, rows, strict=True)],
+        )
+        return rids
+
+    def _insert(self, cid: str, rows: Sequence[MessageRow], rids: Sequence[int]) -> None:
+        self.executemany(
+            f"INSERT INTO convostore_messages (conversation_id, {_MSG}, search_rid)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(cid, *row, rid) for row, rid in zip(rows, rids, strict=True)],
+        )
+
+    def insert_messages(self, cid: str, rows: Sequence[MessageRow]) -> None:
+        texts = [(r.seq, r.created_at, index_text(r.content)) for r in rows]
+        self._insert(cid, rows, self._index(cid, texts))
+
+    def update_message(self, cid: str, row: MessageRow) -> None:
+        self.execute(
+            "UPDATE convostore_messages SET content = ?, metadata = ?, updated_at = ?"
+            " WHERE conversation_id = ? AND id = ?",
+            [row.content, row.metadata, row.updated_at, cid, row.id],
+        )
+        self.execute(
+            "UPDATE convostore_search SET text = ? WHERE rowid = (SELECT search_rid"
+            " FROM convostore_messages WHERE conversation_id = ? AND id = ?)",
+            [index_text(row.content), cid, row.id],
+        )
+
+    def copy_messages(self, source: str, target: str, max_seq: int | None) -> tuple[int, int]:
+        bound = "" if max_seq is None else " AND m.seq <= ?"
+        params: list[Any] = [source] if max_seq is None else [source, max_seq]
+        rows = self.execute(
+            f"SELECT {_COLUMNS}, s.text FROM convostore_messages m"
+            " LEFT JOIN convostore_search s ON s.rowid = m.search_rid"
+            f" WHERE m.conversation_id = ?{bound} ORDER BY m.seq",
+            params,
+        )
+        copies = [MessageRow(*r[1:8]) for r in rows]
+        texts = [
+            (m.seq, m.created_at, r[8] if r[8] is not None else index_text(m.content))
+            for m, r in zip(copies, rows, strict=True)
+        ]
+        self._insert(target, copies, self._index(target, texts))
+        return len(copies), copies[-1].seq if copies else 0
+
+    def index_unindexed(self, limit: int) -> int:
+        rows = self.execute(
+            "SELECT conversation_id, seq, created_at, content FROM convostore_messages"
+            " WHERE search_rid IS NULL ORDER BY conversation_id, seq LIMIT ?",
+            [limit],
+        )
+        for cid, seq, at, content in rows:
+            (rid,) = self._index(cid, [(seq, at, index_text(content))])
+            self.execute(
+                "UPDATE convostore_messages SET search_rid = ?"
+                " WHERE conversation_id = ? AND seq = ?",
+                [rid, cid, seq],
+            )
+        return len(rows)
+
+    def _page(self, f: SearchFilter, *, low: int, high: int, limit: int, exact: bool) -> list[Hit]:
+        """Matches of ``f`` among the index rows numbered ``low`` to ``high``: the highest
+        numbers first, or (``exact``) in the order of results."""
+        where, params, join = _scope(f)
+        grams = _trigrams([t for t in f.terms if len(t) >= 3])
+        match = ["convostore_search MATCH ?"] if grams else []
+        terms = ["instr(s.text, ?) > 0" for _ in f.terms]  # the exact check of each term
+        sql = (
+            f"SELECT {_COLUMNS} FROM convostore_search s JOIN convostore_messages m"
+            " ON m.conversation_id = s.conversation_id AND m.seq = s.seq"
+            f"{join} WHERE {' AND '.join([*match, 's.rowid BETWEEN ? AND ?', *terms, *where])}"
+            f" ORDER BY {_KEY_DESC if exact else 's.rowid DESC'} LIMIT ?"
+        )
+        head = [_fts_query(grams)] if grams else []
+        return _hits(self.execute(sql, [*head, low, high, *f.terms, *params, limit]))
+
+    def search_messages(self, f: SearchFilter, limit: int) -> list[Hit]:
+        # Read the index backwards to the `limit`-th match: every match of a minute before the
+        # last minute read comes after those, so the page is among the matches of the minutes
+        # read; read those again, in the order of results.
+        high = MAX_RID if f.after is None else ((bucket(f.after[0]) + 1) << RID_BITS) - 1
+        first = self._page(f, low=0, high=high, limit=limit, exact=False)
+        if len(first) < limit:
+            return sorted(first, key=_order_key, reverse=True)
+        last_minute = bucket(first[-1].message.created_at)
+        return self._page(f, low=last_minute << RID_BITS, high=high, limit=limit, exact=True)
+
+
+MAX_RID = (1 << 63) - 1
+
+
+def _order_key(hit: Hit) -> tuple[int, str, int]:
+    return hit.message.created_at, hit.conversation_id, hit.message.seq
+
+
+class PostgresSearch(SearchStatements):
+    """The pg_trgm index of PostgreSQL (see the module's docstring)."""
+
+    _unindexed = "m.search_text IS NULL"
+
+    def search_messages(self, f: SearchFilter, limit: int) -> list[Hit]:
+        where, params, join = _scope(f)
+        # LIKE on the lower-cased text, its wildcards escaped, is exact; the trigram index
+        # finds its candidates.
+        likes = ["m.search_text LIKE ? ESCAPE '\\'" for _ in f.terms]
+        sql = (
+            f"SELECT {_COLUMNS} FROM convostore_messages m{join}"
+            f" WHERE {' AND '.join([*likes, *where])} ORDER BY {_KEY_DESC} LIMIT ?"
+        )
+        return _hits(self.execute(sql, [*map(_like, f.terms), *params, limit]))
+
+    def insert_messages(self, cid: str, rows: Sequence[MessageRow]) -> None:
+        sql = (
+            f"INSERT INTO convostore_messages (conversation_id, {_MSG}, search_text)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        )
+        values = [(cid, *row, index_text(row.content)) for row in rows]
+        if len(values) == 1:
+            self.send(sql, values[0])
+        else:
+            self.executemany(sql, values)
+
+    def update_message(self, cid: str, row: MessageRow) -> None:
+        self.send(
+            "UPDATE convostore_messages SET content = ?, metadata = ?, updated_at = ?,"
+            " search_text = ? WHERE conversation_id = ? AND id = ?",
+            [row.content, row.metadata, row.updated_at, index_text(row.content), cid, row.id],
+        )
+
+    def copy_messages(self, source: str, target: str, max_seq: int | None) -> tuple[int, int]:
+        bound = "" if max_seq is None else " AND seq <= ?"
+        params: list[Any] = [source] if max_seq is None else [source, max_seq]
+        _, counted = self.execute_batch(
+            [
+                (
+                    f"INSERT INTO convostore_messages (conversation_id, {_MSG}, search_text)"
+                    f" SELECT ?, {_MSG}, search_text FROM convostore_messages"
+                    f" WHERE conversation_id = ?{bound}",
+                    [target, *params],
+                ),
+                (
+                    "SELECT count(*), coalesce(max(seq), 0) FROM convostore_messages"
+                    " WHERE conversation_id = ?",
+                    [target],
+                ),
+            ]
+        )
+        return int(counted[0][0]), int(counted[0][1])
+
+    def index_unindexed(self, limit: int) -> int:
+        rows = self.execute(
+            "SELECT conversation_id, seq, content FROM convostore_messages"
+            " WHERE search_text IS NULL ORDER BY conversation_id, seq LIMIT ?",
+            [limit],
+        )
+        self.executemany(
+            "UPDATE convostore_messages SET search_text = ? WHERE conversation_id = ? AND seq = ?",
+            [(index_text(content), cid, seq) for cid, seq, content in rows],
+        )
+        return len(rows)

@@ -1,0 +1,420 @@
+"""Search over messages: the index's answers equal a plain scan of the semantics (every string
+of the content, joined with a newline; each term a substring, compared as ``str.lower()``
+makes both; newest first by created_at, conversation id, position), on every backend, sync
+and async, page by page; and the index follows every write."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import pytest
+from convostore import (
+    AsyncConversationStore,
+    ConversationOwnershipError,
+    ConversationStore,
+    MemoryValidationError,
+    Message,
+)
+
+WORDS = {
+    "en": ["Order", "number", "refund", "shipping", "The", "customer", "ORDER-42", "invoice"],
+    "zh": ["订单", "号码", "退款", "客户", "发货", "中文测试", "你好世界"],
+    "ja": ["注文", "番号", "返金", "お客様", "こんにちは", "カタカナ", "ひらがな"],
+    "el": ["ΟΔΟΣ", "Σοφία", "ΣΑΣ", "λόγος", "ΆΝΘΡΩΠΟΣ", "ς", "σίσυφος"],
+    "meta": ["%", "_", "*", '"', "^", "NEAR", "AND", "OR", "a_b%c", "İstanbul", "ß"],
+}
+ALL_WORDS = [w for words in WORDS.values() for w in words]
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def text_of(content: Any) -> str:
+    """The semantics, written again independently of the store's code."""
+    return "\n".join(_strings(content))
+
+
+def sentence(rng: random.Random) -> str:
+    return " ".join(rng.choice(ALL_WORDS) for _ in range(rng.randint(1, 8)))
+
+
+def content(rng: random.Random) -> Any:
+    shape = rng.randrange(5)
+    if shape == 0:
+        return sentence(rng)
+    if shape == 1:
+        return [{"type": "text", "text": sentence(rng)}, {"type": "text", "text": sentence(rng)}]
+    if shape == 2:
+        return {"type": "message", "role": "user", "content": [{"text": sentence(rng), "n": 3}]}
+    if shape == 3:
+        return {"sentence": sentence(rng), "nested": {"deeper": [sentence(rng), 1.5, True]}}
+    return {"Order": 42, "refund": None}  # keys and numbers are no text
+
+
+def build(store: ConversationStore, rng: random.Random, messages: int) -> None:
+    """Conversations of three users and of none, in batches at few distinct times (ties in
+    created_at across conversations, and across the index's minutes)."""
+    for _ in range(messages // 10):
+        cid = f"conv-{rng.randrange(40):02d}"
+        user = ["alice", "bob", "carol", None][int(cid[-2:]) % 4]
+        at = 1_700_000_000_000 + rng.randrange(30) * rng.choice([1, 59_999, 60_000, 7])
+        stamped = store.with_limits()
+        stamped.clock = lambda at=at: at
+        batch: list[Any] = [
+            {"role": rng.choice(["user", "assistant", "tool", "system"]), "content": content(rng)}
+            for _ in range(10)
+        ]
+        stamped.append_messages(conversation_id=cid, messages=batch, user_id=user)
+
+
+def edit(store: ConversationStore, rng: random.Random) -> None:
+    """Updates, deletes, a clear, a fork and a deleted conversation: the index follows."""
+    for cid in ("conv-01", "conv-05", "conv-09"):
+        history = store.get_history(conversation_id=cid)
+        if history:
+            store.update_message(
+                conversation_id=cid, message_id=history[0].message_id, content="zebra ΣΟΦΊΑ"
+            )
+            store.delete_message(conversation_id=cid, message_id=history[-1].message_id)
+    store.clear_messages(conversation_id="conv-13")
+    store.delete_conversation(conversation_id="conv-17")
+    if store.get_conversation(conversation_id="conv-02"):
+        store.fork_conversation(conversation_id="conv-02", new_conversation_id="fork-02")
+
+
+def everything(store: ConversationStore) -> list[tuple[str, str | None, int, Message]]:
+    """(conversation, owner, position, message) of every stored message."""
+    found = []
+    cursor = None
+    while True:
+        page = store.list_conversations(limit=100, after=cursor)
+        for meta in page.items:
+            history = store.get_history(conversation_id=meta.conversation_id)
+            found += [(meta.conversation_id, meta.user_id, i, m) for i, m in enumerate(history)]
+        cursor = page.next_cursor
+        if cursor is None:
+            return found
+
+
+def expected(
+    rows: list[tuple[str, str | None, int, Message]],
+    terms: list[str],
+    *,
+    user: str | None = None,
+    conversation: str | None = None,
+    roles: list[str] | None = None,
+) -> list[tuple[str, str]]:
+    kept = [
+        (m.created_at, cid, pos, m.message_id)
+        for cid, owner, pos, m in rows
+        if all(t.lower() in text_of(m.content).lower() for t in terms)
+        and (conversation is None or cid == conversation)
+        and (user is None or conversation is not None or owner == user)
+        and (roles is None or m.role in roles)
+    ]
+    kept.sort(reverse=True)
+    return [(cid, mid) for _, cid, _, mid in kept]
+
+
+def query_of(terms: list[str]) -> str:
+    return " ".join(
+        f'"{t}"' if any(c.isspace() for c in t) or t.startswith('"') else t for t in terms
+    )
+
+
+def random_terms(rng: random.Random, rows: list[tuple[str, str | None, int, Message]]) -> list[str]:
+    terms = []
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        text = text_of(rng.choice(rows)[3].content) or "x"
+        kind = rng.randrange(6)
+        if kind == 0:  # a piece of a stored text, maybe across words, in another case
+            start = rng.randrange(len(text))
+            piece = text[start : start + rng.randint(1, 12)].strip() or "a"
+            terms.append(rng.choice([piece, piece.upper(), piece.lower(), piece.title()]))
+        elif kind == 1:
+            terms.append(rng.choice(ALL_WORDS))
+        elif kind == 2:
+            terms.append(rng.choice(ALL_WORDS)[:2] or "a")  # one or two characters
+        elif kind == 3:
+            terms.append(rng.choice(["zebra", "σοφία", "ΣΟΦΊΑ", "nothing-like-this", "ς"]))
+        elif kind == 4:
+            terms.append(f"{rng.choice(ALL_WORDS)} {rng.choice(ALL_WORDS)}")  # quoted
+        else:
+            terms.append(rng.choice(["%", "_", '"', "*", "^", "NEAR", "a_b%c", "\\"]))
+    return [t for t in terms if t and writable(t)]
+
+
+def writable(term: str) -> bool:
+    """A term a query can say: bare (no white space, not starting with a quote) or quoted
+    (no quote inside)."""
+    spaced = any(c.isspace() for c in term)
+    return ('"' not in term) if spaced or term.startswith('"') else True
+
+
+def pages(store: ConversationStore, query: str, limit: int, **kw: Any) -> list[tuple[str, str]]:
+    got: list[tuple[str, str]] = []
+    after = None
+    while True:
+        result = store.search_messages(query=query, limit=limit, after=after, **kw)
+        assert len(result.items) <= limit
+        got += [(h.conversation_id, h.message.message_id) for h in result.items]
+        if result.next_cursor is None:
+            return got
+        assert len(result.items) == limit
+        after = result.next_cursor
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_search_equals_a_scan_of_the_semantics(backend_url: str, seed: int) -> None:
+    rng = random.Random(seed)
+    with ConversationStore(backend_url) as store:
+        build(store, rng, 3000)
+        edit(store, rng)
+        rows = everything(store)
+        for _ in range(120):
+            terms = random_terms(rng, rows)
+            if not terms:
+                continue
+            query = query_of(terms)
+            scope: dict[str, Any] = rng.choice(
+                [
+                    {},
+                    {"user_id": "alice"},
+                    {"conversation_id": "conv-02"},
+                    {"roles": ["user", "tool"]},
+                    {"user_id": "bob", "roles": ["assistant"]},
+                ]
+            )
+            want = expected(
+                rows,
+                terms,
+                user=scope.get("user_id"),
+                conversation=scope.get("conversation_id"),
+                roles=scope.get("roles"),
+            )
+            limit = rng.choice([1, 3, 20, 100])
+            assert pages(store, query, limit, **scope) == want, (query, scope, limit)
+
+
+def test_the_async_store_pages_the_same(backend_url: str) -> None:
+    rng = random.Random(7)
+    with ConversationStore(backend_url) as store:
+        build(store, rng, 600)
+        rows = everything(store)
+
+        async def walk(query: str) -> list[tuple[str, str]]:
+            astore = AsyncConversationStore(sync=store)
+            got: list[tuple[str, str]] = []
+            after = None
+            while True:
+                result = await astore.search_messages(query=query, limit=7, after=after)
+                got += [(h.conversation_id, h.message.message_id) for h in result.items]
+                if result.next_cursor is None:
+                    return got
+                after = result.next_cursor
+
+        for word in ["order", "订单", "\u03c3", "\u03c2", "注文 番号"]:  # small and final sigma
+            assert anyio.run(walk, word) == expected(rows, word.split())
+
+
+def test_hits_carry_the_message_and_a_snippet(store: ConversationStore) -> None:
+    store.append_message(
+        conversation_id="c",
+        role="user",
+        content=[{"type": "text", "text": "x " * 100 + "My Order Number is 4711." + " y" * 100}],
+        user_id="u",
+    )
+    result = store.search_messages(query="order number", user_id="u")
+    (hit,) = result.items
+    assert hit.conversation_id == "c" and hit.message.role == "user"
+    assert "My Order Number is 4711." in hit.snippet and len(hit.snippet) <= 202
+    assert hit.snippet.startswith("…") and hit.snippet.endswith("…")
+    assert result.next_cursor is None
+
+
+def test_another_users_messages_never_appear(store: ConversationStore) -> None:
+    store.append_message(conversation_id="a", role="user", content="secret plan", user_id="alice")
+    store.append_message(conversation_id="b", role="user", content="secret plan", user_id="bob")
+    store.append_message(conversation_id="n", role="user", content="secret plan")
+    assert [
+        h.conversation_id for h in store.search_messages(query="secret", user_id="bob").items
+    ] == ["b"]
+    with pytest.raises(ConversationOwnershipError):
+        store.search_messages(query="secret", user_id="bob", conversation_id="a")
+    unowned = store.search_messages(query="secret", user_id="bob", conversation_id="n").items
+    assert [h.conversation_id for h in unowned] == ["n"]
+    with pytest.raises(ConversationOwnershipError):
+        store.with_strict_ownership().search_messages(
+            query="secret", user_id="bob", conversation_id="n"
+        )
+    # a cursor from alice's search walks bob's results only
+    first = store.search_messages(query="secret", limit=1)
+    assert first.next_cursor is not None
+    after = store.search_messages(query="secret", user_id="bob", after=first.next_cursor)
+    assert {h.conversation_id for h in after.items} <= {"b"}
+
+
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [
+        ("", "no terms"),
+        ("   \t\n", "no terms"),
+        ('""', "no terms"),
+        ("x" * 1001, "over the limit of 1000"),
+        (" ".join("t" for _ in range(17)), "over the limit of 16"),
+        ("a\x00b", "NUL"),
+        ("a\ud800b", "surrogate"),
+        ("a\uffffb", "U\\+FFFF"),
+        (42, "must be a str"),
+        (None, "must be a str"),
+    ],
+)
+def test_a_bad_query_is_refused_naming_it(store: ConversationStore, query: Any, words: str) -> None:
+    with pytest.raises(MemoryValidationError, match=words) as caught:
+        store.search_messages(query=query)
+    assert caught.value.argument == "query"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "argument"),
+    [
+        ({"limit": 0}, "limit"),
+        ({"limit": 101}, "limit"),
+        ({"limit": 2**70}, "limit"),
+        ({"after": "not-a-cursor"}, "after"),
+        ({"after": "W10"}, "after"),  # base64 of []
+        ({"after": "WzEsICJjIiwgLTFd"}, "after"),  # [1, "c", -1]
+        ({"after": 7}, "after"),
+        ({"roles": ["wizard"]}, "roles[]"),
+        ({"roles": "user"}, "roles"),
+        ({"roles": []}, "roles"),
+        ({"user_id": ""}, "user_id"),
+        ({"conversation_id": "x" * 300}, "conversation_id"),
+    ],
+)
+def test_bad_arguments_are_refused_before_any_sql(
+    store: ConversationStore, kwargs: dict[str, Any], argument: str
+) -> None:
+    with pytest.raises(MemoryValidationError) as caught:
+        store.search_messages(query="x", **kwargs)
+    assert caught.value.argument == argument
+
+
+def test_a_nul_in_a_message_is_searchable_around(store: ConversationStore) -> None:
+    store.append_message(conversation_id="c", role="user", content={"key": "left\x00right side"})
+    for query in ["left", "right side", "key"]:
+        found = store.search_messages(query=query).items
+        assert [h.message.content for h in found] == (
+            [] if query == "key" else [{"key": "left\x00right side"}]
+        )
+
+
+def test_metacharacters_are_literal_text(store: ConversationStore) -> None:
+    texts = ["100% sure", "a_b", "ab", 'say "hi"', "x*y", "a^b", "NEAR me", "this AND that", "\\d"]
+    for i, text in enumerate(texts):
+        store.append_message(conversation_id=f"c{i}", role="user", content=text)
+    for term, want in [
+        ("%", ["100% sure"]),
+        ("_", ["a_b"]),
+        ('"', ['say "hi"']),
+        ("*", ["x*y"]),
+        ("^", ["a^b"]),
+        ("near", ["NEAR me"]),
+        ("and", ["this AND that"]),
+        ("\\", ["\\d"]),
+        ("a_b", ["a_b"]),
+    ]:
+        found = [h.message.content for h in store.search_messages(query=term).items]
+        assert found == want, term
+
+
+def test_reindex_indexes_rows_written_before_the_index(backend_url: str) -> None:
+    with ConversationStore(backend_url) as store:
+        for i in range(5):
+            store.append_message(conversation_id="c", role="user", content=f"old message {i}")
+        # as an older convostore left them: in the table, not in the index
+        column = "search_rid" if store.backend.dialect == "sqlite" else "search_text"
+        store.backend.write(
+            lambda tx: tx.execute(f"UPDATE convostore_messages SET {column} = NULL")
+        )
+        if store.backend.dialect == "sqlite":
+            store.backend.write(lambda tx: tx.execute("DELETE FROM convostore_search"))
+        before = [h.message.content for h in store.search_messages(query="old").items]
+        assert before == [f"old message {i}" for i in reversed(range(5))]  # read directly
+        seen: list[tuple[int, int]] = []
+        assert store.reindex(progress=lambda done, total: seen.append((done, total))) == 5
+        assert seen == [(5, 5)]
+        assert [h.message.content for h in store.search_messages(query="old").items] == before
+        assert store.reindex() == 0
+
+
+@pytest.mark.parametrize("erase", ["delete_message", "delete_conversation", "update_message"])
+def test_erased_text_leaves_the_postgresql_index_after_vacuum(
+    pg_schema_url: str, erase: str
+) -> None:
+    """The text is in the message's row (``search_text``) and its trigrams in the GIN index:
+    both files hold no copy once ``vacuum()`` rewrote them."""
+    import psycopg
+    from pg_files import table_copies, wait_for_older_snapshots
+
+    marker = f"secret-{uuid.uuid4().hex}"
+    with ConversationStore(pg_schema_url) as store:
+        mid = store.append_message(conversation_id="c", role="user", content=f"it is {marker}")
+        store.append_message(conversation_id="c", role="user", content="kept")
+        assert [h.message.message_id for h in store.search_messages(query=marker).items] == [mid]
+        with psycopg.connect(pg_schema_url, autocommit=True) as conn:
+            assert table_copies(conn, ["convostore_messages"], marker) >= 2  # content, text
+            if erase == "delete_message":
+                store.delete_message(conversation_id="c", message_id=mid)
+            elif erase == "delete_conversation":
+                store.delete_conversation(conversation_id="c")
+            else:
+                store.update_message(conversation_id="c", message_id=mid, content="gone")
+            assert store.search_messages(query=marker).items == []
+            wait_for_older_snapshots(conn)
+            store.vacuum()
+            assert table_copies(conn, ["convostore_messages"], marker) == 0
+
+
+@pytest.mark.parametrize("how", ["export and import", "migrate"])
+@pytest.mark.parametrize("direction", ["sqlite to postgres", "postgres to sqlite"])
+def test_a_copy_answers_the_same_queries(
+    pg_schema_url: str, tmp_path: Any, how: str, direction: str
+) -> None:
+    """The index is derived: an export holds none of it, ``migrate`` copies none of it, and
+    the destination builds its own, which answers alike."""
+    from convostore import transfer
+
+    sqlite_url = f"sqlite:///{tmp_path / 'copy.db'}"
+    source_url, copy_url = (
+        (sqlite_url, pg_schema_url)
+        if direction.startswith("sqlite")
+        else (pg_schema_url, sqlite_url)
+    )
+    queries = ["order", "\u8ba2\u5355", "\u03c3", "\u6ce8\u6587 \u756a\u53f7", "%", "zz"]
+    with ConversationStore(source_url) as source:
+        build(source, random.Random(3), 300)
+        want = {q: pages(source, q, 7) for q in queries}
+        export = tmp_path / "export.jsonl"
+        if how == "migrate":
+            transfer.migrate(source_url, copy_url)
+        else:
+            with export.open("wb") as out:
+                transfer.export_jsonl(source, out)
+    with ConversationStore(copy_url) as copy:
+        if how != "migrate":
+            transfer.import_jsonl(copy, str(export))
+        assert {q: pages(copy, q, 7) for q in queries} == want
+        assert all(want[q] for q in queries[:4])
