@@ -10,7 +10,8 @@ file when it changed under them, so a concurrent change is never overwritten.
 
 A path must be ``/memories`` or under ``/memories/``, and is taken literally: nothing is
 URL-decoded, a percent-encoded ``.``, ``/`` or ``\\`` is refused, and the core's path rules
-refuse ``..``, ``.``, empty segments, backslashes and control characters. Whatever the model
+refuse ``..``, ``.``, empty segments, backslashes, control and invisible formatting
+characters; a path is normalized to Unicode NFC as the store keeps it. Whatever the model
 gets wrong comes back as a ``ToolError`` (the runner sends it as an ``is_error`` result);
 a missing store or another user's raises at construction.
 """
@@ -45,7 +46,7 @@ from convostore import (
     MemoryValidationError,
     MemoryVersionConflictError,
 )
-from convostore.spi import MemoryStoreBinding, StoreLike, run_in_thread
+from convostore.spi import MemoryStoreBinding, StoreLike, normalize_memory_path, run_in_thread
 
 __all__ = ["ROOT", "AsyncConvostoreMemoryTool", "ConvostoreMemoryTool"]
 
@@ -126,7 +127,7 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool, MemoryStoreBinding):
                 f"Path {text[:200]} holds a percent-encoded '.', '/' or '\\': paths are taken"
                 " literally and such names are refused"
             )
-        relative = text[len(ROOT) + 1 :]
+        relative = normalize_memory_path(text[len(ROOT) + 1 :])  # as the store keeps paths
         return relative.removesuffix("/") if directory else relative
 
     def _get(self, path: str, relative: str) -> MemoryEntry | None:
