@@ -143,6 +143,7 @@ def test_the_public_names_of_the_core() -> None:
             "AsyncConversationStore",
             "MANAGED_BY_KEY",
             "ChangeKind",
+            "ClosedError",
             "ConflictError",
             "ContentTooLargeError",
             "ConversationChange",

@@ -8,6 +8,7 @@ from .convert import (
     to_openai_input,
 )
 from .errors import (
+    ClosedError,
     ConflictError,
     ContentTooLargeError,
     ConversationExistsError,
@@ -59,6 +60,7 @@ __all__ = [
     "TITLE_KEY",
     "AsyncConversationStore",
     "ChangeKind",
+    "ClosedError",
     "ConflictError",
     "ContentTooLargeError",
     "ConversationChange",

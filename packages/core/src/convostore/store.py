@@ -46,6 +46,7 @@ from .conventions import (
     UNTIL_KEY,
 )
 from .errors import (
+    ClosedError,
     ConflictError,
     ConversationExistsError,
     ConversationManagedError,
@@ -467,6 +468,11 @@ class ConversationStore(_Views, MemoryStoreMethods):
         """Close the database connections."""
         self.backend.close()
 
+    def _check_open(self) -> None:
+        """For a call that reads nothing: closed, it says so as every other call does."""
+        if self.backend.closed:
+            raise ClosedError("the store is closed")
+
     def __enter__(self) -> Self:
         return self
 
@@ -568,8 +574,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
         if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
             raise MemoryValidationError("messages must be a list of message dicts")
         if not messages:
-            if self.backend.closed:
-                raise ConvostoreError("the store is closed")
+            self._check_open()
             return []
         now = self.clock()
         single = len(messages) == 1
@@ -895,6 +900,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
         cid = check_id("conversation_id", conversation_id, self.limits)
         uid = check_optional_id("user_id", user_id, self.limits)
         if check_last(last) == 0:
+            self._check_open()
             return []
         texts = (
             self._read_owned(

@@ -15,7 +15,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: SQLite's busy handler alone
     fcntl = None  # type: ignore[assignment]
 
-from ..errors import ConvostoreError, MemoryValidationError, StorageError
+from ..errors import ClosedError, MemoryValidationError, StorageError
 from .base import MIGRATIONS, Backend, T, Tx, WouldBlock
 
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
@@ -115,7 +115,7 @@ class SqliteBackend(Backend):
         def attempt() -> T:
             conn = self._conn
             if conn is None:
-                raise ConvostoreError("the store is closed")
+                raise ClosedError("the store is closed")
             conn.execute(begin)
             try:
                 result = fn(SqliteTx(conn, single_statement=single))
@@ -191,7 +191,7 @@ class SqliteBackend(Backend):
         with self._lock:
             conn = self._conn
             if conn is None:
-                raise ConvostoreError("the store is closed")
+                raise ClosedError("the store is closed")
             try:
                 (version,) = conn.execute("PRAGMA data_version").fetchone()
             except sqlite3.Error as exc:
@@ -216,7 +216,7 @@ class SqliteBackend(Backend):
         def run() -> None:
             conn = self._conn
             if conn is None:
-                raise ConvostoreError("the store is closed")
+                raise ClosedError("the store is closed")
             conn.execute("VACUUM")
 
         with self._lock:
