@@ -53,6 +53,8 @@ __all__ = ["ROOT", "AsyncConvostoreMemoryTool", "ConvostoreMemoryTool"]
 ROOT = "/memories"
 """The directory the memory tool's paths live in; the store's paths are relative to it."""
 LINE_NUMBER_WIDTH = 6
+MAX_LINES = 999_999
+"""The most lines ``view`` shows of a file (the line numbers' width): the SDK's own limit."""
 _ENCODED = re.compile(r"%(2e|2f|5c)", re.IGNORECASE)
 _STALE = (MemoryVersionConflictError, MemoryEntryNotFoundError)
 P = ParamSpec("P")
@@ -146,6 +148,10 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool, MemoryStoreBinding):
             raise ToolError(f"The path {path} is a directory, not a file.")
         entry = self._get(path, relative)
         if entry is None:
+            if self._store.list_memories(
+                self.memory_store_id, path_prefix=f"{relative}/", limit=1, user_id=self.user_id
+            ).items:
+                raise ToolError(f"The path {path} is not a file.")
             raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
         if entry.content is None:
             raise ToolError(f"The file {path} cannot be read: its current version was redacted.")
@@ -238,6 +244,10 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool, MemoryStoreBinding):
 
     def _view_file(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         lines = (self._file(command.path).content or "").split("\n")
+        if len(lines) > MAX_LINES:  # counted before any range, as the SDK's own tool does
+            raise ToolError(
+                f"File {command.path} exceeds maximum line limit of {MAX_LINES:,} lines."
+            )
         first = 1
         window = command.view_range
         if window is not None:
