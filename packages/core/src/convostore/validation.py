@@ -245,16 +245,14 @@ def decode_json(text: str | None) -> Any:
 _REFUSED_IN_PATHS = frozenset(("Cc", "Cf", "Zl", "Zp"))
 
 
-def _path_text(name: str, value: object, max_bytes: int) -> str:
-    """``value`` as a memory path's text: ``check_text``, then NFC (``normalize_memory_path``),
-    at most ``max_bytes`` bytes of UTF-8 once normalized, no backslash, control or invisible
-    formatting character."""
+def _normalized(name: str, value: object) -> tuple[str, int]:
+    """``check_text``, then NFC (``normalize_memory_path``): the text and its UTF-8 size."""
     text = normalize_memory_path(_text_and_size(name, value)[0])
-    size = len(text.encode("utf-8"))
-    if size > max_bytes:
-        raise MemoryValidationError(
-            f"{name} must be 1 to {max_bytes} bytes of UTF-8, got {size} bytes", argument=name
-        )
+    return text, len(text.encode("utf-8"))
+
+
+def _check_path_characters(name: str, text: str) -> None:
+    """No backslash, control or invisible formatting character."""
     for char in text:
         if char == "\\" or unicodedata.category(char) in _REFUSED_IN_PATHS:
             what = unicodedata.name(char, unicodedata.category(char))
@@ -263,7 +261,6 @@ def _path_text(name: str, value: object, max_bytes: int) -> str:
                 f" formatting character, got U+{ord(char):04X} ({what}) in {preview(text)}",
                 argument=name,
             )
-    return text
 
 
 def normalize_memory_path(path: str) -> str:
@@ -276,12 +273,13 @@ def check_memory_path(value: object, limits: Limits, name: str = "path") -> str:
     """A memory entry's path, normalized to NFC: relative (``notes/2026/05/daily.md``),
     segments joined by ``/``, none of them empty, ``.`` or ``..``; no backslash, no control or
     invisible formatting character; at most ``max_memory_path_bytes`` bytes of UTF-8."""
-    text = _path_text(name, value, limits.max_memory_path_bytes)
-    if not text:
+    text, size = _normalized(name, value)
+    if not 1 <= size <= limits.max_memory_path_bytes:
         raise MemoryValidationError(
-            f"{name} must be 1 to {limits.max_memory_path_bytes} bytes of UTF-8, got 0 bytes",
+            f"{name} must be 1 to {limits.max_memory_path_bytes} bytes of UTF-8, got {size} bytes",
             argument=name,
         )
+    _check_path_characters(name, text)
     if text.startswith("/"):
         raise MemoryValidationError(
             f"{name} must be relative (no leading '/'), got {preview(text)}", argument=name
@@ -297,7 +295,14 @@ def check_memory_path(value: object, limits: Limits, name: str = "path") -> str:
 def check_memory_path_prefix(value: object, limits: Limits, name: str = "path_prefix") -> str:
     """A prefix of memory paths: a plain string prefix (``"notes/"`` for a directory), in NFC
     and without the characters no path holds, at most ``max_memory_path_bytes`` bytes."""
-    return _path_text(name, value, limits.max_memory_path_bytes)
+    text, size = _normalized(name, value)
+    if size > limits.max_memory_path_bytes:
+        raise MemoryValidationError(
+            f"{name} is {size} bytes of UTF-8; the limit is {limits.max_memory_path_bytes} bytes",
+            argument=name,
+        )
+    _check_path_characters(name, text)
+    return text
 
 
 def check_memory_content(value: object, limits: Limits, name: str = "content") -> bytes:
