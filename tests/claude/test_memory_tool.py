@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -285,6 +286,29 @@ def test_rename_moves_entries_with_their_history(tool: ConvostoreMemoryTool) -> 
         ("/memories/x/a.md", "/memories", "already exists"),
     ]:
         assert message in refused(tool, command="rename", old_path=old, new_path=new)
+
+
+def test_a_path_typed_decomposed_names_the_same_file(tool: ConvostoreMemoryTool) -> None:
+    """The core keeps paths in NFC: ``café`` typed decomposed (NFD) is the same file and
+    directory, in every command, and what the tool shows is the stored (NFC) path."""
+    nfd = unicodedata.normalize("NFD", "café")
+    call(tool, command="create", path=f"/memories/{nfd}/menu.md", file_text="soup\n")
+    assert "already exists" in refused(
+        tool, command="create", path="/memories/café/menu.md", file_text="x"
+    )
+    assert call(tool, command="view", path=f"/memories/{nfd}").splitlines()[1:] == [
+        "5B\t/memories/café",
+        "5B\t/memories/café/menu.md",
+    ]
+    assert "soup" in call(tool, command="view", path=f"/memories/{nfd}/menu.md")
+    call(tool, command="rename", old_path=f"/memories/{nfd}", new_path="/memories/bistro")
+    paths = [e.path for e in tool.store.list_memories(tool.memory_store_id).items]
+    assert paths == ["bistro/menu.md"]
+    call(tool, command="rename", old_path="/memories/bistro", new_path=f"/memories/{nfd}")
+    call(tool, command="delete", path=f"/memories/{nfd}")
+    assert tool.store.list_memories(tool.memory_store_id).items == []
+    moves = [v[2] for v in versions(tool.store, tool.memory_store_id)]
+    assert moves == ["café/menu.md", "bistro/menu.md", "café/menu.md", "café/menu.md"]
 
 
 def test_clear_all_memory_deletes_every_file(tool: ConvostoreMemoryTool) -> None:

@@ -115,6 +115,7 @@ def test_the_spi_is_what_architecture_md_names() -> None:
             "check_optional_int",
             "check_text",
             "encode_json",
+            "normalize_memory_path",
             "open_store",
             "run_in_thread",
             "run_sync",
@@ -130,6 +131,7 @@ def test_the_spi_is_what_architecture_md_names() -> None:
         "MemoryStoreBinding",
         "check_id",
         "check_int",
+        "normalize_memory_path",
     ):
         assert f"`{name}`" in architecture
 
@@ -141,6 +143,7 @@ def test_the_public_names_of_the_core() -> None:
             "AsyncConversationStore",
             "MANAGED_BY_KEY",
             "ChangeKind",
+            "ClosedError",
             "ConflictError",
             "ContentTooLargeError",
             "ConversationChange",

@@ -9,6 +9,7 @@ To extend: add a value to a list below, or an entry point to ``CALLS``.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +18,7 @@ from convostore import (
     ConversationStore,
     Limits,
     MemoryEntryNotFoundError,
+    MemoryPathConflictError,
     MemoryStoreOwnershipError,
     MemoryValidationError,
     MemoryVersionConflictError,
@@ -142,6 +144,13 @@ def test_bad_version_ids_are_refused(mem: Mem, name: str, value: Any, message: s
     )
 
 
+# Unicode's format characters (category Cf) and the line and paragraph separators: bidi
+# overrides and isolates, the zero-width ones, the BOM, the soft hyphen, an invisible tag.
+INVISIBLE = (
+    "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+    "\u200b\u200c\u200d\u2060\ufeff\u00ad\U000e0041\u2028\u2029"
+)
+
 BAD_PATHS: list[tuple[Any, str]] = [
     ("/notes/a.md", r"must be relative \(no leading '/'\)"),
     ("notes//a.md", "must not have an empty, '.' or '..' segment"),
@@ -149,14 +158,25 @@ BAD_PATHS: list[tuple[Any, str]] = [
     ("./a.md", "must not have an empty, '.' or '..' segment"),
     ("notes/../../etc/passwd", "must not have an empty, '.' or '..' segment"),
     ("..", "must not have an empty, '.' or '..' segment"),
-    ("notes\\a.md", "must not contain a backslash or a control character"),
-    ("a\nb.md", "must not contain a backslash or a control character"),
-    ("a\x7fb", "must not contain a backslash or a control character"),
+    ("notes\\a.md", r"must not contain a backslash.*got U\+005C"),
+    *(
+        (f"a{c}b.md", f"must not contain a backslash, a control.*got U\\+{ord(c):04X}")
+        for c in "\n\x1b\x7f\x80\x85\x9b\x9f"
+    ),  # C0, DEL and C1 (NEL, CSI) controls
+    *(
+        (
+            f"notes/a{c}b.md",
+            f"must not contain .* an invisible formatting character.*got U\\+{ord(c):04X}",
+        )
+        for c in INVISIBLE
+    ),
     ("a\x00b", "must not contain NUL"),
     ("\ud800.md", r"is not valid UTF-8 \(lone surrogate\)"),
     ("", "must be 1 to 1024 bytes of UTF-8, got 0 bytes"),
     ("x" * 1025, "must be 1 to 1024 bytes of UTF-8, got 1025 bytes"),
     ("é" * 600, "must be 1 to 1024 bytes of UTF-8, got 1200 bytes"),
+    # the limit holds for the path as stored: U+0958 is 3 bytes, its NFC form 6
+    ("\u0958" * 300, "must be 1 to 1024 bytes of UTF-8, got 1800 bytes"),
     (42, "must be a str, got int"),
     (None, "must be a str, got NoneType"),
     (b"a.md", "must be a str, got bytes"),
@@ -254,6 +274,8 @@ FORGED_PATH_CURSORS: list[Any] = [
     _b64(b"a\x00b"),
     _b64(b"x" * 2000),
     _b64("é".encode() * 600),
+    _b64("a\u202eb".encode()),
+    _b64("a\x85b".encode()),
 ]
 
 
@@ -355,7 +377,9 @@ def test_bad_attachments_are_refused(mem: Mem, ids: Any, message: str) -> None:
     assert mem.store.get_conversation(conversation_id="c") is None
 
 
-@pytest.mark.parametrize("prefix", ["a\x00", "\ud800", "x" * 1025, 42])
+@pytest.mark.parametrize(
+    "prefix", ["a\x00", "\ud800", "x" * 1025, 42, "a\x1b", "notes/\x9b", "\u202enotes/", "\u200b"]
+)
 def test_bad_path_prefixes_are_refused(mem: Mem, prefix: Any) -> None:
     _refused(
         mem,
@@ -388,3 +412,33 @@ def test_a_strict_store_refuses_an_unowned_memory_store(
         lambda: strict.call(name, user_id="anyone"),
     )
     strict.call(name)  # without a user_id nothing is scoped
+
+
+def _nfd(text: str) -> str:
+    return unicodedata.normalize("NFD", text)
+
+
+def test_paths_are_normalized_to_nfc_at_every_entry_point(store: ConversationStore) -> None:
+    """``café`` typed precomposed (NFC) or decomposed (NFD) is one path, stored as NFC."""
+    nfc = "café/menu.md"
+    assert _nfd(nfc) != nfc
+    sid = store.create_memory_store("s").memory_store_id
+    entry = store.create_memory(sid, _nfd(nfc), "x")
+    assert entry.path == nfc
+    with pytest.raises(MemoryPathConflictError):
+        store.create_memory(sid, nfc, "y")
+    for path in (nfc, _nfd(nfc)):
+        found = store.get_memory_by_path(sid, path)
+        assert found is not None and found.entry_id == entry.entry_id
+    for prefix in ("café/", _nfd("café/")):
+        assert [e.path for e in store.list_memories(sid, path_prefix=prefix).items] == [nfc]
+    store.create_memory(sid, "z.md", "z")
+    page = store.list_memories(sid, after=_b64(_nfd(nfc).encode()))
+    assert [e.path for e in page.items] == ["z.md"]
+    moved = store.update_memory(sid, entry.entry_id, None, 1, path=_nfd("thé/menu.md"))
+    assert moved.path == "thé/menu.md"
+    assert store.get_memory_by_path(sid, "thé/menu.md") is not None
+    assert [v.path for v in store.list_memory_versions(sid, entry_id=entry.entry_id).items] == [
+        nfc,
+        "thé/menu.md",
+    ]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from convostore import (
     AsyncConversationStore,
+    ClosedError,
     ConversationStore,
     ConvostoreError,
     MemoryValidationError,
@@ -185,8 +186,11 @@ def test_a_closed_store_says_so_on_every_backend(backend_url: str) -> None:
         lambda: store.append_message(conversation_id="c", role="user", content="x"),
         lambda: store.append_messages(conversation_id="c", messages=[]),
         lambda: store.get_messages(conversation_id="c"),
+        lambda: store.get_contents(conversation_id="c", last=0),
         store.list_conversations,
     ):
-        with pytest.raises(ConvostoreError, match="the store is closed") as caught:
+        with pytest.raises(ClosedError, match="the store is closed") as caught:
             call()
         assert not isinstance(caught.value, StorageError)
+        assert isinstance(caught.value, ConvostoreError)
+        assert isinstance(caught.value, RuntimeError)  # as the Agents SDK's closed sessions

@@ -6,6 +6,7 @@ version of the store."""
 from __future__ import annotations
 
 import asyncio
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -166,10 +167,43 @@ def test_upload_and_download_round_trip_text(
 ) -> None:
     up = mb.upload_files([("/u/a.md", "é\x00z".encode()), ("/u/a.md", b"again")])
     assert [r.error for r in up] == [None, None]
-    down = mb.download_files(["/u/a.md", "/u", "/none", "relative"])
+    down = mb.download_files(["/u/a.md", "/u", "/none", "/../x"])
     assert down[0].content == b"again"
     assert [d.error for d in down] == [None, "is_directory", "file_not_found", "invalid_path"]
     assert [v[3] for v in versions(cstore, sid)] == ["é\x00z", "again"]
+
+
+def test_a_relative_path_is_a_key_as_storebackend_takes_it(
+    mb: ConvostoreMemoryBackend, cstore: ConversationStore, sid: str
+) -> None:
+    """``StoreBackend`` takes any string as a key; here a relative path is the store path it
+    spells, the same entry as its absolute form (the store has one path per file)."""
+    assert mb.write("notes/a.md", "x").path == "notes/a.md"
+    assert mb.edit("/notes/a.md", "x", "y").occurrences == 1
+    assert (mb.read("notes/a.md").file_data or {}).get("content") == "y"
+    assert paths(mb.ls("notes")) == ["/notes/a.md"]
+    assert [m["path"] for m in mb.grep("y", path="notes").matches or []] == ["/notes/a.md"]
+    assert mb.download_files(["notes/a.md"])[0].content == b"y"
+    assert mb.delete("notes").path == "notes"
+    assert [v[:3] for v in versions(cstore, sid)] == [
+        ("create", "notes/a.md", 1),
+        ("update", "notes/a.md", 2),
+        ("delete", "notes/a.md", 3),
+    ]
+
+
+def test_a_path_typed_decomposed_names_the_same_file(mb: ConvostoreMemoryBackend) -> None:
+    """Paths are normalized to NFC as the core keeps them: ``café`` typed decomposed lists,
+    reads and deletes the file written precomposed."""
+    nfd = unicodedata.normalize("NFD", "/café")
+    assert nfd != "/café"
+    mb.write("/café/menu.md", "soup")
+    assert paths(mb.ls(nfd)) == ["/café/menu.md"]
+    assert paths(mb.ls("/")) == ["/café/"]
+    assert (mb.read(f"{nfd}/menu.md").file_data or {}).get("content") == "soup"
+    assert [i["path"] for i in mb.glob("*.md", path=nfd).matches or []] == ["/café/menu.md"]
+    assert mb.delete(nfd).error is None
+    assert mb.ls("/").entries == []
 
 
 def test_the_async_twins_do_the_same(mb: ConvostoreMemoryBackend) -> None:

@@ -1,6 +1,6 @@
 """Hostile input at every public entry point of ConvostoreMemoryBackend, on every backend: bad
-paths (relative, traversal, empty segments, backslash, NUL, control characters, lone
-surrogates, too long, not a str), huge content, lone surrogates in content, bad patterns and
+paths (empty, traversal, empty segments, backslash, NUL, control and invisible formatting
+characters, lone surrogates, too long, not a str), huge content, lone surrogates in content, bad patterns and
 windows, another user's store. Each gets the documented answer (an ``error`` in the result, or
 the core's exception at construction) and the store is left exactly as it was."""
 
@@ -22,15 +22,22 @@ from convostore import (
 from convostore_langgraph import ConvostoreMemoryBackend
 
 BAD_PATHS: list[tuple[Any, str]] = [
-    ("notes.md", r"must be absolute \(start with '/'\)"),
+    ("", r"must not be empty \('/' is the root\)"),
     ("/../etc/passwd", "must not have an empty, '.' or '..' segment"),
     ("/a/../../b.md", "must not have an empty, '.' or '..' segment"),
     ("/a/./b.md", "must not have an empty, '.' or '..' segment"),
     ("//a.md", r"must be relative \(no leading '/'\)"),
     ("/a//b.md", "must not have an empty, '.' or '..' segment"),
     ("/a.md/", "must not have an empty, '.' or '..' segment"),
-    ("/a\\..\\b", "must not contain a backslash or a control character"),
-    ("/a\nb.md", "must not contain a backslash or a control character"),
+    ("/a\\..\\b", "must not contain a backslash, a control character"),
+    ("/a\nb.md", "must not contain a backslash, a control character"),
+    ("/a\x85b.md", "a control character.*U\\+0085"),
+    ("/a\x9bb.md", "a control character.*U\\+009B"),
+    ("/a\u202eb.md", "an invisible formatting character.*U\\+202E"),
+    ("/a\u2066b.md", "an invisible formatting character.*U\\+2066"),
+    ("/a\u200bb.md", "an invisible formatting character.*U\\+200B"),
+    ("/a\ufeffb.md", "an invisible formatting character.*U\\+FEFF"),
+    ("/a\u2028b.md", "an invisible formatting character.*U\\+2028"),
     ("/a\x00b", "must not contain NUL"),
     ("/\ud800.md", r"not valid UTF-8 \(lone surrogate\)"),
     ("/" + "x" * 1025, "must be 1 to 1024 bytes of UTF-8, got 1025 bytes"),
@@ -129,7 +136,7 @@ def test_bad_file_paths_are_an_error_and_write_nothing(
 @pytest.mark.parametrize(
     ("path", "message"),
     [
-        ("dir", "must be absolute"),
+        ("", "must not be empty"),
         ("/a\x00", "path_prefix must not contain NUL"),
         ("/\ud800", r"path_prefix is not valid UTF-8 \(lone surrogate\)"),
         ("/" + "x" * 1100, r"path_prefix is 110\d bytes of UTF-8; the limit is 1024 bytes"),

@@ -13,7 +13,7 @@ import pytest
 from agents import RunContextWrapper
 from agents.memory import Session, SessionSettings
 from agents.memory.session import _session_accepts_wrapper
-from convostore import AsyncConversationStore, ConvostoreError
+from convostore import AsyncConversationStore, ClosedError, ConvostoreError
 from convostore_openai import ConvostoreSession
 
 pytestmark = pytest.mark.anyio
@@ -147,11 +147,14 @@ CALLS: list[Callable[[ConvostoreSession], Awaitable[Any]]] = [
 ]
 
 
-async def refuses_every_call(session: ConvostoreSession) -> None:
+async def refuses_every_call(session: ConvostoreSession, message: str = "session") -> None:
+    """As the SDK's sessions do (``RuntimeError("SQLiteSession is closed")``, its
+    ``test_sqlite_session_closed_rejects_empty_add_items``), and a ``ConvostoreError`` too."""
     for call in CALLS:
-        with pytest.raises(ConvostoreError, match=r"^the session is closed$") as info:
+        with pytest.raises(RuntimeError, match=rf"^the {message} is closed$") as info:
             await call(session)
-        assert type(info.value) is ConvostoreError
+        assert isinstance(info.value, ConvostoreError)
+        assert type(info.value) is ClosedError
 
 
 async def test_a_closed_session_refuses_every_call(store: AsyncConversationStore) -> None:
@@ -169,6 +172,14 @@ async def test_a_session_closed_with_its_own_store_refuses_every_call(backend_ur
     async with ConvostoreSession("owned", url=backend_url) as session:
         await session.add_items([{"role": "user", "content": "kept"}])
     await refuses_every_call(session)
+
+
+async def test_a_session_on_a_closed_store_refuses_every_call(backend_url: str) -> None:
+    """The store passed in was closed: the core's error, the same two kinds."""
+    store = AsyncConversationStore(backend_url)
+    session = ConvostoreSession("gone", store=store)
+    await store.aclose()
+    await refuses_every_call(session, "store")
 
 
 async def test_unicode_and_sql_injection_round_trip(make_session: Make) -> None:

@@ -10,7 +10,8 @@ file when it changed under them, so a concurrent change is never overwritten.
 
 A path must be ``/memories`` or under ``/memories/``, and is taken literally: nothing is
 URL-decoded, a percent-encoded ``.``, ``/`` or ``\\`` is refused, and the core's path rules
-refuse ``..``, ``.``, empty segments, backslashes and control characters. Whatever the model
+refuse ``..``, ``.``, empty segments, backslashes, control and invisible formatting
+characters; a path is normalized to Unicode NFC as the store keeps it. Whatever the model
 gets wrong comes back as a ``ToolError`` (the runner sends it as an ``is_error`` result);
 a missing store or another user's raises at construction.
 """
@@ -45,13 +46,15 @@ from convostore import (
     MemoryValidationError,
     MemoryVersionConflictError,
 )
-from convostore.spi import MemoryStoreBinding, StoreLike, run_in_thread
+from convostore.spi import MemoryStoreBinding, StoreLike, normalize_memory_path, run_in_thread
 
 __all__ = ["ROOT", "AsyncConvostoreMemoryTool", "ConvostoreMemoryTool"]
 
 ROOT = "/memories"
 """The directory the memory tool's paths live in; the store's paths are relative to it."""
 LINE_NUMBER_WIDTH = 6
+MAX_LINES = 999_999
+"""The most lines ``view`` shows of a file (the line numbers' width): the SDK's own limit."""
 _ENCODED = re.compile(r"%(2e|2f|5c)", re.IGNORECASE)
 _STALE = (MemoryVersionConflictError, MemoryEntryNotFoundError)
 P = ParamSpec("P")
@@ -126,7 +129,7 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool, MemoryStoreBinding):
                 f"Path {text[:200]} holds a percent-encoded '.', '/' or '\\': paths are taken"
                 " literally and such names are refused"
             )
-        relative = text[len(ROOT) + 1 :]
+        relative = normalize_memory_path(text[len(ROOT) + 1 :])  # as the store keeps paths
         return relative.removesuffix("/") if directory else relative
 
     def _get(self, path: str, relative: str) -> MemoryEntry | None:
@@ -145,6 +148,10 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool, MemoryStoreBinding):
             raise ToolError(f"The path {path} is a directory, not a file.")
         entry = self._get(path, relative)
         if entry is None:
+            if self._store.list_memories(
+                self.memory_store_id, path_prefix=f"{relative}/", limit=1, user_id=self.user_id
+            ).items:
+                raise ToolError(f"The path {path} is not a file.")
             raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
         if entry.content is None:
             raise ToolError(f"The file {path} cannot be read: its current version was redacted.")
@@ -237,6 +244,10 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool, MemoryStoreBinding):
 
     def _view_file(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         lines = (self._file(command.path).content or "").split("\n")
+        if len(lines) > MAX_LINES:  # counted before any range, as the SDK's own tool does
+            raise ToolError(
+                f"File {command.path} exceeds maximum line limit of {MAX_LINES:,} lines."
+            )
         first = 1
         window = command.view_range
         if window is not None:

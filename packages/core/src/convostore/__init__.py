@@ -17,6 +17,7 @@ from .convert import (
     to_openai_input,
 )
 from .errors import (
+    ClosedError,
     ConflictError,
     ContentTooLargeError,
     ConversationExistsError,
@@ -69,6 +70,7 @@ __all__ = [
     "TITLE_KEY",
     "AsyncConversationStore",
     "ChangeKind",
+    "ClosedError",
     "ConflictError",
     "ContentTooLargeError",
     "ConversationChange",

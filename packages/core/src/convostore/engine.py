@@ -14,6 +14,7 @@ from .backends import DEFAULT_URL, Backend, ChangeRow, ConversationRow, MessageR
 from .components import CORE, component_named
 from .conventions import MANAGED_BY_KEY
 from .errors import (
+    ClosedError,
     ConversationManagedError,
     ConversationOwnershipError,
     MemoryValidationError,
@@ -155,6 +156,11 @@ class Engine:
     def close(self) -> None:
         """Close the database connections."""
         self.backend.close()
+
+    def _check_open(self) -> None:
+        """For a call that reads nothing: closed, it says so as every other call does."""
+        if self.backend.closed:
+            raise ClosedError("the store is closed")
 
     def __enter__(self) -> Self:
         return self

@@ -119,5 +119,10 @@ class MessageIdConflictError(ConflictError):
     """A caller-supplied message id is already used by a different message."""
 
 
+class ClosedError(ConvostoreError, RuntimeError):
+    """The store (or a session on it) was used after ``close()``; nothing was done. A
+    ``RuntimeError`` too, as the frameworks' own closed sessions raise."""
+
+
 class StorageError(ConvostoreError):
     """The database failed; the driver's exception is chained as ``__cause__``."""

@@ -48,6 +48,7 @@ from .validation import (
     check_limit,
     check_memory_content,
     check_memory_path,
+    check_memory_path_prefix,
     check_optional_id,
     check_optional_int,
     check_optional_text,
@@ -438,7 +439,7 @@ class MemoryStoreMethods:
         check_limit(limit, limits)
         prefix = None
         if path_prefix is not None:
-            prefix = check_optional_text("path_prefix", path_prefix, limits.max_memory_path_bytes)
+            prefix = check_memory_path_prefix(path_prefix, limits)
         start = None if after is None else _decode_path_cursor(after, limits)
 
         def read(tx: Tx) -> list[MemoryEntryRow]:

@@ -89,8 +89,7 @@ class MessageMethods(Engine):
         if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
             raise MemoryValidationError("messages must be a list of message dicts")
         if not messages:
-            if self.backend.closed:
-                raise ConvostoreError("the store is closed")
+            self._check_open()
             return []
         now = self.clock()
         single = len(messages) == 1
@@ -312,6 +311,7 @@ class MessageMethods(Engine):
         cid = check_id("conversation_id", conversation_id, self.limits)
         uid = check_optional_id("user_id", user_id, self.limits)
         if check_last(last) == 0:
+            self._check_open()
             return []
         texts = (
             self._read_owned(

@@ -10,7 +10,9 @@ and its adapters (see ARCHITECTURE.md). Adapters import from ``convostore`` and 
   (``ConversationStore.start_sync_messages``).
 - ``MemoryStoreBinding``: what a memory bridge (a framework's file or memory tool over one
   memory store) holds: the store, the memory store found for its user, the retry bound.
-- The argument checks the core itself uses, so limits and wording agree everywhere.
+- The argument checks the core itself uses, so limits and wording agree everywhere, and
+  ``normalize_memory_path`` (NFC), for a bridge that compares or slices paths it was given
+  with the paths the store gives back.
 - ``Component`` / ``Table`` / ``PruneRequest``: an adapter's tables described once, registered
   under the entry-point group ``convostore.components``: ``Backend.migrate`` creates them and
   ``convostore migrate`` copies them.
@@ -38,6 +40,7 @@ from .validation import (
     check_optional_int,
     check_text,
     encode_json,
+    normalize_memory_path,
 )
 
 __all__ = [
@@ -60,6 +63,7 @@ __all__ = [
     "check_optional_int",
     "check_text",
     "encode_json",
+    "normalize_memory_path",
     "open_store",
     "run_in_thread",
     "run_sync",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -238,30 +239,69 @@ def decode_json(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+# Characters no path may hold: controls (Cc: C0, DEL, C1) and what a reader cannot see or
+# that changes how the text around it shows (Cf: bidi overrides and isolates, zero-width
+# characters, the BOM, the soft hyphen, tags; Zl, Zp: the line and paragraph separators).
+_REFUSED_IN_PATHS = frozenset(("Cc", "Cf", "Zl", "Zp"))
+
+
+def _normalized(name: str, value: object) -> tuple[str, int]:
+    """``check_text``, then NFC (``normalize_memory_path``): the text and its UTF-8 size."""
+    text = normalize_memory_path(_text_and_size(name, value)[0])
+    return text, len(text.encode("utf-8"))
+
+
+def _check_path_characters(name: str, text: str) -> None:
+    """No backslash, control or invisible formatting character."""
+    for char in text:
+        if char == "\\" or unicodedata.category(char) in _REFUSED_IN_PATHS:
+            what = unicodedata.name(char, unicodedata.category(char))
+            raise MemoryValidationError(
+                f"{name} must not contain a backslash, a control character or an invisible"
+                f" formatting character, got U+{ord(char):04X} ({what}) in {preview(text)}",
+                argument=name,
+            )
+
+
+def normalize_memory_path(path: str) -> str:
+    """A memory path (or path prefix) as the store keeps and compares it: Unicode NFC, so
+    ``café`` typed precomposed or decomposed is one path."""
+    return path if path.isascii() else unicodedata.normalize("NFC", path)
+
+
 def check_memory_path(value: object, limits: Limits, name: str = "path") -> str:
-    """A memory entry's path: relative (``notes/2026/05/daily.md``), segments joined by ``/``,
-    none of them empty, ``.`` or ``..``; no backslash and no control character; at most
-    ``max_memory_path_bytes`` bytes of UTF-8."""
-    text, size = _text_and_size(name, value)
+    """A memory entry's path, normalized to NFC: relative (``notes/2026/05/daily.md``),
+    segments joined by ``/``, none of them empty, ``.`` or ``..``; no backslash, no control or
+    invisible formatting character; at most ``max_memory_path_bytes`` bytes of UTF-8."""
+    text, size = _normalized(name, value)
     if not 1 <= size <= limits.max_memory_path_bytes:
         raise MemoryValidationError(
             f"{name} must be 1 to {limits.max_memory_path_bytes} bytes of UTF-8, got {size} bytes",
             argument=name,
         )
+    _check_path_characters(name, text)
     if text.startswith("/"):
         raise MemoryValidationError(
             f"{name} must be relative (no leading '/'), got {preview(text)}", argument=name
-        )
-    if "\\" in text or any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
-        raise MemoryValidationError(
-            f"{name} must not contain a backslash or a control character, got {preview(text)}",
-            argument=name,
         )
     if any(part in ("", ".", "..") for part in text.split("/")):
         raise MemoryValidationError(
             f"{name} must not have an empty, '.' or '..' segment, got {preview(text)}",
             argument=name,
         )
+    return text
+
+
+def check_memory_path_prefix(value: object, limits: Limits, name: str = "path_prefix") -> str:
+    """A prefix of memory paths: a plain string prefix (``"notes/"`` for a directory), in NFC
+    and without the characters no path holds, at most ``max_memory_path_bytes`` bytes."""
+    text, size = _normalized(name, value)
+    if size > limits.max_memory_path_bytes:
+        raise MemoryValidationError(
+            f"{name} is {size} bytes of UTF-8; the limit is {limits.max_memory_path_bytes} bytes",
+            argument=name,
+        )
+    _check_path_characters(name, text)
     return text
 
 

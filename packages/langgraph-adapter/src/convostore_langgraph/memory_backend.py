@@ -8,7 +8,9 @@ with the core's API, and an edit never overwrites a change made concurrently.
 Paths: DeepAgents hands a backend absolute paths (``CompositeBackend`` strips its route prefix,
 so ``/memories/notes/a.md`` arrives as ``/notes/a.md``); the backend drops the leading ``/``
 and the rest is the entry's path in the store (``notes/a.md``), checked by the core's path
-rules. Paths it returns are absolute again (``/notes/a.md``). Directories are implied by the
+rules and normalized to NFC. A relative path is taken as a key, as ``StoreBackend`` takes it,
+so ``notes/a.md`` and ``/notes/a.md`` name one entry. Paths it returns are absolute
+(``/notes/a.md``). Directories are implied by the
 paths: ``ls("/notes")`` lists the entries and sub-directories directly under ``notes/``.
 
 Input from the model (a bad path, too much content, a stale ``old_string``) comes back as the
@@ -31,7 +33,7 @@ from convostore import (
     MemoryValidationError,
     MemoryVersionConflictError,
 )
-from convostore.spi import MemoryStoreBinding, StoreLike, run_in_thread
+from convostore.spi import MemoryStoreBinding, StoreLike, normalize_memory_path, run_in_thread
 from deepagents.backends.protocol import (
     BackendProtocol,
     DeleteResult,
@@ -48,6 +50,7 @@ from deepagents.backends.protocol import (
 )
 from deepagents.backends.utils import (
     InvalidGlobPatternError,
+    _get_backend_read_file_type,
     _glob_search_files,
     grep_matches_from_files,
     perform_string_replacement,
@@ -87,17 +90,18 @@ def _redacted(file_path: str) -> str:
     return f"Error: the current version of '{file_path}' was redacted; its content is gone"
 
 
-def _absolute(path: object, argument: str) -> str:
-    """``path`` if it is a str starting with ``/``; else a ``MemoryValidationError``."""
+def _key(path: object, argument: str) -> str:
+    """The store path of a protocol path: one leading ``/`` dropped (a relative path is taken
+    as it is, as ``StoreBackend`` takes any key), in NFC as the store keeps paths."""
     if not isinstance(path, str):
         raise MemoryValidationError(
             f"{argument} must be a str, got {type(path).__name__}", argument=argument
         )
-    if not path.startswith("/"):
+    if not path:
         raise MemoryValidationError(
-            f"{argument} must be absolute (start with '/'), got {path[:60]!r}", argument=argument
+            f"{argument} must not be empty ('/' is the root)", argument=argument
         )
-    return path
+    return normalize_memory_path(path.removeprefix("/"))
 
 
 def _text(path: str, data: object) -> str:
@@ -205,7 +209,7 @@ class ConvostoreMemoryBackend(BackendProtocol, MemoryStoreBinding):
         """The files and sub-directories directly under ``path`` (directories end with ``/``
         and have ``is_dir=True``); an empty list for a directory with nothing under it."""
         try:
-            prefix = _absolute(path, "path").strip("/")
+            prefix = _key(path, "path").strip("/")
             prefix = f"{prefix}/" if prefix else ""
             infos: list[FileInfo] = []
             dirs: set[str] = set()
@@ -223,24 +227,28 @@ class ConvostoreMemoryBackend(BackendProtocol, MemoryStoreBinding):
         return LsResult(entries=sorted(infos, key=lambda info: info["path"]))
 
     def read(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
-        """The raw text of lines ``offset`` (0-based) to ``offset + limit`` of the file."""
+        """The raw text of lines ``offset`` (0-based) to ``offset + limit`` of the file; a path
+        DeepAgents reads as binary (``.png``, ``.pdf``, ``.mkv``...) whole, as its backends do."""
         if not (_is_int(offset) and _is_int(limit)):
             return ReadResult(error="Error: offset and limit must be ints")
         try:
-            entry = self._get(_absolute(file_path, "file_path")[1:])
+            entry = self._get(_key(file_path, "file_path"))
         except _INPUT_ERRORS as exc:
             return ReadResult(error=f"Error: {exc}")
         if entry is None:
             return ReadResult(error=f"File '{file_path}' not found")
         if entry.content is None:
             return ReadResult(error=_redacted(file_path))
-        return slice_read_response(_file_data(entry, entry.content), offset, limit)
+        data = _file_data(entry, entry.content)
+        if _get_backend_read_file_type(file_path) != "text":
+            return ReadResult(file_data=data)
+        return slice_read_response(data, offset, limit)
 
     def write(self, file_path: str, content: str) -> WriteResult:
         """Create the file, or replace its content entirely (as the protocol says): either way
         a new version of the entry, the replaced text stays in its history."""
         try:
-            error = self._put(_absolute(file_path, "file_path")[1:], content)
+            error = self._put(_key(file_path, "file_path"), content)
         except _INPUT_ERRORS as exc:
             return WriteResult(error=f"Error: {exc}")
         return WriteResult(error=error) if error else WriteResult(path=file_path)
@@ -260,7 +268,7 @@ class ConvostoreMemoryBackend(BackendProtocol, MemoryStoreBinding):
         if not (isinstance(old_string, str) and isinstance(new_string, str)):
             return EditResult(error="Error: old_string and new_string must be str")
         try:
-            key = _absolute(file_path, "file_path")[1:]
+            key = _key(file_path, "file_path")
             for _ in range(self.max_attempts):
                 entry = self._get(key)
                 if entry is None:
@@ -286,7 +294,7 @@ class ConvostoreMemoryBackend(BackendProtocol, MemoryStoreBinding):
         """Delete the file, or every file under the directory (``/`` is every file): each
         entry gets a deletion version, its earlier versions stay. Not atomic across entries."""
         try:
-            base = _absolute(file_path, "file_path").rstrip("/")[1:]  # "/d/" is the directory d
+            base = _key(file_path, "file_path").rstrip("/")  # "/d/" is the directory d
             exact = self._get(base) if base else None  # checks the path first
             doomed = list(self._entries(f"{base}/" if base else ""))
         except _INPUT_ERRORS as exc:
@@ -314,7 +322,7 @@ class ConvostoreMemoryBackend(BackendProtocol, MemoryStoreBinding):
         if not (max_count is None or _is_int(max_count)):
             return GrepResult(error="Error: max_count must be None or an int")
         try:
-            root = "/" if path is None else _absolute(path, "path")
+            root = "/" + ("" if path is None else _key(path, "path"))
             files = self._contents(root.strip("/"))
         except _INPUT_ERRORS as exc:
             return GrepResult(error=f"Error: {exc}")
@@ -326,7 +334,7 @@ class ConvostoreMemoryBackend(BackendProtocol, MemoryStoreBinding):
         if not isinstance(pattern, str):
             return GlobResult(error="Error: pattern must be a str")
         try:
-            root = "/" if path is None else _absolute(path, "path")
+            root = "/" + ("" if path is None else _key(path, "path"))
             entries = {"/" + e.path: e for e in self._entries(root.strip("/"))}
             found = _glob_search_files(
                 {p: {"modified_at": _iso(e.updated_at)} for p, e in entries.items()},
@@ -345,7 +353,7 @@ class ConvostoreMemoryBackend(BackendProtocol, MemoryStoreBinding):
         responses = []
         for path, data in files:
             try:
-                error = self._put(_absolute(path, "path")[1:], _text(path, data))
+                error = self._put(_key(path, "path"), _text(path, data))
             except MemoryValidationError as exc:
                 error = "invalid_path" if exc.argument == "path" else f"Error: {exc}"
             except MemoryQuotaExceededError as exc:
@@ -359,7 +367,7 @@ class ConvostoreMemoryBackend(BackendProtocol, MemoryStoreBinding):
         responses = []
         for path in paths:
             try:
-                key = _absolute(path, "path")[1:]
+                key = _key(path, "path")
                 entry = self._get(key)
                 if entry is None:
                     under = self._store.list_memories(

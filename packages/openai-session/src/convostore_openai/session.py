@@ -13,10 +13,10 @@ from agents.memory.session_settings import (
 )
 from convostore import (
     AsyncConversationStore,
+    ClosedError,
     ConversationExistsError,
     ConversationNotFoundError,
     ConversationStore,
-    ConvostoreError,
     MemoryValidationError,
     MessageInput,
     responses_item_role,
@@ -60,7 +60,8 @@ class ConvostoreSession:
     call refuses a conversation another user owns (``ConversationOwnershipError``).
     ``tenant`` reads a tenant id from the run context: each call that carries the Runner's
     ``wrapper`` then works on the conversation ``"<tenant>:<session_id>"`` owned by that tenant.
-    After ``close()`` every call raises ``ConvostoreError("the session is closed")``.
+    After ``close()`` every call raises ``ClosedError("the session is closed")``, a
+    ``ConvostoreError`` and a ``RuntimeError`` (what the SDK's own sessions raise).
     """
 
     session_id: str
@@ -131,7 +132,7 @@ class ConvostoreSession:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise ConvostoreError("the session is closed")
+            raise ClosedError("the session is closed")
 
     @property
     def store(self) -> AsyncConversationStore:
@@ -184,9 +185,8 @@ class ConvostoreSession:
             resolve_session_limit(limit, self.session_settings),
             minimum=-MAX_INT64 - 1,
         )
-        if limit is not None and limit <= 0:
-            return []
-        return await self._store.get_contents(conversation_id=cid, last=limit, user_id=owner)
+        last = None if limit is None else max(limit, 0)  # 0: [] (from an open store)
+        return await self._store.get_contents(conversation_id=cid, last=last, user_id=owner)
 
     async def add_items(
         self,
@@ -210,9 +210,7 @@ class ConvostoreSession:
                 )
             content = item if isinstance(item, dict) else dict(item)
             messages.append({"role": item_role(item), "content": content})
-        if not messages:
-            return
-        try:
+        try:  # no items: nothing is written (an open store is all the core checks)
             await self._store.append_messages(
                 conversation_id=cid, messages=messages, user_id=owner, fold=self._mark
             )

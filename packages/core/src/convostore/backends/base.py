@@ -517,7 +517,7 @@ class Backend(ABC):
 
     @property
     def closed(self) -> bool:
-        """After ``close()``: every call raises ``ConvostoreError("the store is closed")``."""
+        """After ``close()``: every call raises ``ClosedError("the store is closed")``."""
         return False
 
     @abstractmethod

@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from ..errors import ConvostoreError, MemoryValidationError, StorageError
+from ..errors import ClosedError, MemoryValidationError, StorageError
 from ..search_text import index_text
 from .base import (
     _MSG,
@@ -318,7 +318,7 @@ class PostgresBackend(Backend):
 
     def _run(self, fn: Callable[[Tx], T], *, read_only: bool, single_statement: bool) -> T:
         if self._closed:
-            raise ConvostoreError("the store is closed")
+            raise ClosedError("the store is closed")
         deadline = time.monotonic() + self.timeout
         delay = 0.002
         stale = 0  # connections the server closed while they sat in the pool
@@ -427,7 +427,7 @@ class PostgresBackend(Backend):
     def _listening(self) -> psycopg.Connection[Any]:
         """The connection of its own that LISTENs on the channel, opened on first use."""
         if self._closed:
-            raise ConvostoreError("the store is closed")
+            raise ClosedError("the store is closed")
         if self._listener is None or self._listener.closed:
             conninfo = self.pool.conninfo
             kwargs = self.pool.kwargs
@@ -457,7 +457,7 @@ class PostgresBackend(Backend):
 
     def vacuum(self, tables: Sequence[str]) -> None:
         if self._closed:
-            raise ConvostoreError("the store is closed")
+            raise ClosedError("the store is closed")
         try:
             with self.pool.connection() as conn:
                 before = conn.autocommit

@@ -15,7 +15,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: SQLite's busy handler alone
     fcntl = None  # type: ignore[assignment]
 
-from ..errors import ConvostoreError, MemoryValidationError, StorageError
+from ..errors import ClosedError, MemoryValidationError, StorageError
 from .base import Backend, T, Tx, WouldBlock
 from .schema import MIGRATIONS
 from .search import SqliteSearch
@@ -117,7 +117,7 @@ class SqliteBackend(Backend):
         def attempt() -> T:
             conn = self._conn
             if conn is None:
-                raise ConvostoreError("the store is closed")
+                raise ClosedError("the store is closed")
             conn.execute(begin)
             try:
                 result = fn(SqliteTx(conn, single_statement=single))
@@ -193,7 +193,7 @@ class SqliteBackend(Backend):
         with self._lock:
             conn = self._conn
             if conn is None:
-                raise ConvostoreError("the store is closed")
+                raise ClosedError("the store is closed")
             try:
                 (version,) = conn.execute("PRAGMA data_version").fetchone()
             except sqlite3.Error as exc:
@@ -218,7 +218,7 @@ class SqliteBackend(Backend):
         def run() -> None:
             conn = self._conn
             if conn is None:
-                raise ConvostoreError("the store is closed")
+                raise ClosedError("the store is closed")
             conn.execute("VACUUM")
 
         with self._lock:
