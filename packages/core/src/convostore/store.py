@@ -108,6 +108,7 @@ class MessageInput(TypedDict, total=False):
     content: Any
     metadata: dict[str, Any] | None
     message_id: str | None
+    created_at: int
 
 
 def _message(row: MessageRow) -> Message:
@@ -561,6 +562,9 @@ class ConversationStore(_Views, MemoryStoreMethods):
         stored under the same ``message_id``); the dict it returns is shallow-merged into the
         metadata (None deletes a key) in the same transaction, so concurrent appends fold one
         after another. It may run again if the transaction is retried: keep it pure.
+
+        A message's ``created_at`` (epoch ms), where given, is kept as its time (a message
+        made elsewhere, brought in by an importer); the others take the append's time.
         """
         limits = self.limits
         cid = check_id("conversation_id", conversation_id, limits)
@@ -591,8 +595,15 @@ class ConversationStore(_Views, MemoryStoreMethods):
         supplied = [
             m.id for m, item in zip(prepared, messages, strict=True) if item.get("message_id")
         ]
+        times = {
+            m.id: m.created_at
+            for m, item in zip(prepared, messages, strict=True)
+            if item.get("created_at") is not None
+        }
 
-        if self._append_unchanged(cid, uid, prepared, now, fold, supplied=bool(supplied)):
+        if self._append_unchanged(
+            cid, uid, prepared, now, fold, supplied=bool(supplied), times=times
+        ):
             return ids
         saved: list[tuple[ConversationRow, str]] = []  # the row as written, its last message
 
@@ -611,7 +622,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
                     )
             if not new:
                 return ids
-            new, appended = self._grown(row, new, uid, at)
+            new, appended = self._grown(row, new, uid, at, times)
             if fold is not None:
                 patch = fold(decode_json(row.metadata), [_message(m) for m in new])
                 if patch:
@@ -648,17 +659,25 @@ class ConversationStore(_Views, MemoryStoreMethods):
         return row, found() if existed[0] else tx.messages_by_id(cid, ids)
 
     def _grown(
-        self, row: ConversationRow, new: list[MessageRow], user_id: str | None, at: int
+        self,
+        row: ConversationRow,
+        new: list[MessageRow],
+        user_id: str | None,
+        at: int,
+        times: Mapping[str, int],
     ) -> tuple[list[MessageRow], ConversationRow]:
         """``new`` placed after the conversation's messages, and its row once they are: the
-        quota's rule."""
+        quota's rule. A message takes the time ``at``, or its own in ``times``."""
         quota = self.limits.max_messages_per_conversation
         if row.message_count + len(new) > quota:
             raise MemoryQuotaExceededError(
                 f"conversation_id {row.id!r} holds {row.message_count} messages; appending"
                 f" {len(new)} would pass the limit of {quota} messages per conversation"
             )
-        placed = [m._replace(seq=row.next_seq + i, created_at=at) for i, m in enumerate(new)]
+        placed = [
+            m._replace(seq=row.next_seq + i, created_at=times.get(m.id, at))
+            for i, m in enumerate(new)
+        ]
         return placed, row._replace(
             user_id=row.user_id or user_id,
             last_message_at=max(row.last_message_at, at),
@@ -675,6 +694,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
         fold: Fold | None,
         *,
         supplied: bool,
+        times: Mapping[str, int],
     ) -> bool:
         """Append in one statement (one round trip on a server database) where this store
         wrote the conversation last: the rules (and ``fold``) run on its row as written then,
@@ -688,7 +708,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
             return False
         try:
             rows, row = self._grown(
-                self._writable(self._owned(seen, user_id)), prepared, user_id, now
+                self._writable(self._owned(seen, user_id)), prepared, user_id, now, times
             )
         except ConvostoreError:
             return False
@@ -703,13 +723,16 @@ class ConversationStore(_Views, MemoryStoreMethods):
         self._last_rows.forget(cid)
         return False
 
-    def _prepare(self, item: object, now: int, fresh_id: str) -> MessageRow:
-        """Validate and serialize one message (``fresh_id`` unless it names its own id)."""
+    def _prepare(self, item: object, now: int, fresh_id: str, *, timed: bool = True) -> MessageRow:
+        """Validate and serialize one message (``fresh_id`` unless it names its own id; its
+        ``created_at`` where ``timed`` and it has one, else ``now``)."""
         if not isinstance(item, Mapping):
             raise MemoryValidationError(
                 f"message must be a dict, got {type(item).__name__}", argument="message"
             )
         unknown = set(item) - {"role", "content", "metadata", "message_id"}
+        if timed:
+            unknown.discard("created_at")
         if unknown:
             raise MemoryValidationError(
                 f"keys {sorted(unknown)} are not message fields", argument="message"
@@ -718,13 +741,14 @@ class ConversationStore(_Views, MemoryStoreMethods):
             raise MemoryValidationError("content is required", argument="content")
         limits = self.limits
         mid = check_optional_id("message_id", item.get("message_id"), limits)
+        at = check_optional_int("created_at", item.get("created_at"))
         return MessageRow(
             seq=0,
             id=mid or fresh_id,
             role=check_role(item.get("role")),
             content=encode_content(item["content"], limits),
             metadata=encode_metadata(item.get("metadata"), limits),
-            created_at=now,
+            created_at=now if at is None else at,
             updated_at=None,
         )
 
@@ -1172,7 +1196,7 @@ class ConversationStore(_Views, MemoryStoreMethods):
         prepared: list[MessageRow] = []
         for i, item in enumerate(messages):
             try:
-                row = self._prepare(item, now, "")
+                row = self._prepare(item, now, "", timed=False)
             except MemoryValidationError as exc:
                 raise exc.in_batch("messages", i) from None
             if not row.id:
