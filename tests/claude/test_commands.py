@@ -20,6 +20,7 @@ from claude_agent_sdk import (
 )
 from claude_transcript import AGENT_ID, SESSION_ID, SUBPATH
 from convostore import ConversationStore
+from convostore.maintenance import importer
 from convostore_claude import ConvostoreSessionStore
 
 CONVOSTORE = str(Path(sys.executable).parent / "convostore")
@@ -96,3 +97,14 @@ def test_import_from_a_missing_folder(tmp_path: Path) -> None:
     dst = f"sqlite:///{tmp_path / 'ours.db'}"
     missing = run("import-from", "claude-code", str(tmp_path / "nope"), "--url", dst, code=3)
     assert "there is no directory" in missing.stderr
+
+
+def test_import_from_claude_code_reports_progress(
+    on_disk_session: dict[str, Any], tmp_path: Path
+) -> None:
+    """The command's bar (on a terminal) is fed by the importer: one call per transcript."""
+    projects = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects"
+    calls: list[tuple[str, int, int]] = []
+    with ConversationStore(f"sqlite:///{tmp_path / 'ours.db'}") as store:
+        importer("claude-code")(store, str(projects), progress=lambda *c: calls.append(c))
+    assert calls == [("Claude Code transcripts", 1, 2), ("Claude Code transcripts", 2, 2)]

@@ -5,13 +5,17 @@ deleted transcripts left in the database file."""
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from click.testing import CliRunner, Result
 from convostore import ConversationStore, MemoryValidationError
+from convostore.cli import app
 from convostore_claude import ConvostoreSessionStore
 
 pytestmark = pytest.mark.anyio
@@ -186,3 +190,135 @@ async def test_a_deleted_session_leaves_no_copy_in_the_files(tmp_path: Path) -> 
             await store.delete(_key())
             assert _copies(db, marker) == 0
             assert await store.load(_key("kept")) is not None
+
+
+# -- convostore import-from claude-code: a folder someone else wrote -------------------------
+
+SID = "5db98735-aaaa-4bbb-8ccc-ddddeeeeffff"
+
+
+def _cli(*args: str, code: int = 0) -> Result:
+    """``convostore ARGS`` through Click's runner (in this process: no start-up per case)."""
+    done = CliRunner().invoke(app, list(args), env={"CONVOSTORE_URL": None})
+    assert done.exit_code == code, (done.stdout, done.stderr, done.exception)
+    return done
+
+
+def _lines(n: int, first: int = 0) -> list[bytes]:
+    return [json.dumps(_entry(f"line {first + i}")).encode() + b"\n" for i in range(n)]
+
+
+def _projects(tmp_path: Path, *lines: bytes, name: str = SID) -> tuple[Path, Path]:
+    """A projects folder with one transcript of ``lines`` (and a second, well-formed
+    session before it); returns the folder and the transcript."""
+    projects = tmp_path / "claude" / "projects"
+    (projects / "-work-app").mkdir(parents=True)
+    good = projects / "-work-app" / "0badc0de-0000-4000-8000-000000000000.jsonl"
+    good.write_bytes(b"".join(_lines(3)))
+    path = projects / "-work-app" / f"{name}.jsonl"
+    path.write_bytes(b"".join(lines))
+    return projects, path
+
+
+def _imported(url: str, session: str = SID, user_id: str | None = None) -> list[Any]:
+    with ConversationStore(url) as store:
+        sessions = ConvostoreSessionStore(store=store, user_id=user_id)
+
+        async def load() -> Any:
+            return await sessions.load({"project_key": "-work-app", "session_id": session})
+
+        return anyio.run(load) or []
+
+
+DEEP = b'{"type": "user", "v": ' + b"[" * 5000 + b"]" * 5000 + b"}\n"
+BAD_LINES: dict[str, tuple[bytes, str]] = {
+    "invalid UTF-8": (b'{"type": "user", "text": "\xff\xfe"}\n', "line 3: not valid UTF-8"),
+    "invalid JSON": (b'{"type": "user", "text": }\n', "line 3: not JSON (Expecting value"),
+    "5,000 deep": (DEEP, "line 3: nested too deeply to read"),
+    "not an object": (b"[1, 2, 3]\n", "line 3: a JSON list, not an entry (an object)"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_LINES), ids=list(BAD_LINES))
+def test_import_from_claude_code_names_the_line_it_cannot_read(
+    case: str, tmp_path: Path, shared_url: str
+) -> None:
+    """One line naming the file, the line and the cause; nothing of that transcript written
+    although 600 good lines come after it (the SDK's importer commits every 500), the
+    session before it written whole, and said so."""
+    bad, cause = BAD_LINES[case]
+    projects, _ = _projects(tmp_path, *_lines(2), bad, *_lines(600, 2))
+    done = _cli("import-from", "claude-code", str(projects), "--url", shared_url, code=3)
+    [line] = done.stderr.strip().splitlines()
+    assert f"transcript '-work-app/{SID}.jsonl', {cause}" in line, line
+    assert "imported before it, whole: 1 Claude Code sessions (3 transcript entries)" in line
+    assert _imported(shared_url) == []
+    assert len(_imported(shared_url, "0badc0de-0000-4000-8000-000000000000")) == 3
+
+
+def test_import_from_claude_code_skips_a_cut_off_last_line_and_resumes(
+    tmp_path: Path, shared_url: str
+) -> None:
+    """What a crash of Claude Code leaves: every complete line is imported, the cut one is
+    reported; once the session goes on, importing again adds what is new, nothing twice."""
+    lines = _lines(4)
+    projects, path = _projects(tmp_path, *lines[:3], lines[3][:25])
+    done = _cli("import-from", "claude-code", str(projects), "--url", shared_url)
+    assert done.stdout.splitlines() == [
+        "imported 2 Claude Code sessions",
+        "imported 6 transcript entries",
+        f"skipped 1 cut-off last line (a crash leaves one) of '-work-app/{SID}.jsonl'",
+    ]
+    assert [e["message"] for e in _imported(shared_url)] == [
+        {"content": f"line {i}"} for i in range(3)
+    ]
+    path.write_bytes(b"".join([*lines, *_lines(2, 4)]))
+    again = _cli("import-from", "claude-code", str(projects), "--url", shared_url)
+    assert again.stdout.splitlines() == [
+        "imported 1 Claude Code sessions",
+        "imported 3 transcript entries",
+    ]
+    assert len(_imported(shared_url)) == 6
+    once_more = _cli("import-from", "claude-code", str(projects), "--url", shared_url)
+    assert once_more.stdout.splitlines()[:2] == [
+        "imported 0 Claude Code sessions",
+        "imported 0 transcript entries",
+    ]
+
+
+def test_import_from_claude_code_follows_no_link_out_of_the_folder(tmp_path: Path) -> None:
+    """A link that leads out of the projects folder is not read (its target holds
+    well-formed lines: they must not arrive), and is named; a link inside to a file that is
+    not JSON is read, and its first line named."""
+    outside = tmp_path / "secret.jsonl"
+    outside.write_bytes(b"".join(_lines(2)))
+    projects, path = _projects(tmp_path, *_lines(1))
+    path.unlink()
+    path.symlink_to(outside)
+    (projects / "elsewhere").symlink_to(tmp_path, target_is_directory=True)
+    dst = f"sqlite:///{tmp_path / 'ours.db'}"
+    done = _cli("import-from", "claude-code", str(projects), "--url", dst)
+    assert done.stdout.splitlines() == [
+        "imported 1 Claude Code sessions",
+        "imported 3 transcript entries",
+        "skipped 1 link out of the projects folder 'elsewhere'",
+        f"skipped 1 link out of the projects folder '-work-app/{SID}.jsonl'",
+    ]
+    assert _imported(dst) == []
+    notes = projects / "-work-app" / "notes.txt"
+    notes.write_bytes(b"\x7fELF\x02\x01\x01\x00 not a transcript\n")
+    path.unlink()
+    path.symlink_to(notes)
+    bad = _cli("import-from", "claude-code", str(projects), "--url", dst, code=3)
+    [line] = bad.stderr.strip().splitlines()
+    assert f"transcript '-work-app/{SID}.jsonl', line 1: not JSON" in line, line
+
+
+def test_import_from_claude_code_for_a_user(tmp_path: Path, shared_url: str) -> None:
+    projects, _ = _projects(tmp_path, *_lines(2))
+    _cli("import-from", "claude-code", str(projects), "--url", shared_url, "--user", "alice")
+    assert len(_imported(shared_url, user_id="alice")) == 2
+    assert _imported(shared_url) == []  # another scope: the default store does not see it
+    with ConversationStore(shared_url) as store:
+        owned = store.list_conversations(user_id="alice", limit=10).items
+        assert len(owned) == 2 and all(c.user_id == "alice" for c in owned)

@@ -214,3 +214,41 @@ def test_pop_message_removes_the_newest(store: ConversationStore) -> None:
     assert store.pop_message(conversation_id="missing") is None
     meta = store.get_conversation(conversation_id="c")
     assert meta is not None and meta.message_count == 0
+
+
+def test_a_message_keeps_the_created_at_it_brings(store: ConversationStore) -> None:
+    """An importer carries each message's own time (epoch ms); the others take the append's;
+    the one-statement append after this store's own write (PostgreSQL) keeps it too."""
+    old = 1_600_000_000_000
+    ids = store.append_messages(
+        conversation_id="c",
+        messages=[
+            {"role": "user", "content": "then", "created_at": old},
+            {"role": "assistant", "content": "now"},
+        ],
+    )
+    store.append_messages(
+        conversation_id="c",
+        messages=[{"role": "user", "content": "later", "created_at": old + 5, "message_id": "m3"}],
+    )
+    got = store.get_messages(conversation_id="c")
+    assert [m.message_id for m in got][:2] == ids
+    assert got[0].created_at == old and got[1].created_at > old + 10**9
+    assert got[2].created_at == old + 5
+    meta = store.get_conversation(conversation_id="c")
+    assert meta is not None and meta.last_message_at >= got[1].created_at  # written now
+    for bad in (-1, "2020-01-01", True, 2**63):
+        with pytest.raises(MemoryValidationError, match=r"messages\[0\]\.created_at"):
+            store.append_messages(
+                conversation_id="c",
+                messages=[
+                    {"role": "user", "content": "x", "created_at": bad},
+                    {"role": "user", "content": "y"},
+                ],
+            )
+    with pytest.raises(MemoryValidationError, match="not message fields"):
+        store.sync_messages(
+            conversation_id="s",
+            messages=[{"role": "user", "content": "x", "message_id": "a", "created_at": old}],
+        )
+    assert len(store.get_messages(conversation_id="c")) == 3

@@ -5,6 +5,7 @@ or ``PostgresSaver`` database; ``prune`` reaches threads through the checkpointe
 from __future__ import annotations
 
 import os
+import pty
 import subprocess
 import sys
 import uuid
@@ -16,6 +17,7 @@ from convostore import ConversationStore
 from convostore.components import registered_components
 from convostore.transfer import uncovered_tables
 from convostore_langgraph import ConvostoreStore
+from convostore_langgraph._schema import thread_heads
 from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
 from langgraph.types import Command
 from lg_graphs import graph_with_subgraph, three_node_graph, user
@@ -116,13 +118,66 @@ def test_import_from_a_sqlite_saver(tmp_path: Path, shared_url: str) -> None:
     _sqlite_saver_file(path)
     with SqliteSaver.from_conn_string(str(path)) as theirs:
         expected = [_history(theirs, c) for c in (PAUSED, DONE, NESTED)]
+        count = sum(len(h) for h in expected)
     done = run("import-from", "langgraph", str(path), "--url", shared_url)
-    assert "imported 3 LangGraph threads" in done.stdout
-    run("import-from", "langgraph", str(path), "--url", shared_url)  # again: the same ids
+    assert f"imported 3 LangGraph threads\nimported {count} checkpoints\n" in done.stdout
+    again = run("import-from", "langgraph", str(path), "--url", shared_url)  # nothing new
+    assert "imported 0 LangGraph threads\nimported 0 checkpoints\n" in again.stdout
     with ConversationStore(shared_url) as store:
         saver = store.langgraph_checkpointer
         assert [_history(saver, c) for c in (PAUSED, DONE, NESTED)] == expected
+        assert sorted(t for t, _ in store.backend.read(thread_heads)) == [
+            "done",
+            "nested",
+            "paused",
+        ]
         _resumes(saver)
+
+
+def test_import_from_langgraph_resumes_with_what_is_new(tmp_path: Path, shared_url: str) -> None:
+    """The source's thread went on after an import: importing again adds its new
+    checkpoints only (the thread as the source has it), and says how many."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = tmp_path / "checkpoints.sqlite"
+    _sqlite_saver_file(path)
+    run("import-from", "langgraph", str(path), "--url", shared_url)
+    with SqliteSaver.from_conn_string(str(path)) as theirs:
+        before = len(list(theirs.list(PAUSED)))
+        three_node_graph().compile(checkpointer=theirs).invoke(Command(resume="yes"), PAUSED)
+        expected = _history(theirs, PAUSED)
+    more = run("import-from", "langgraph", str(path), "--url", shared_url).stdout
+    assert f"imported 1 LangGraph threads\nimported {len(expected) - before} checkpoints" in more
+    with ConversationStore(shared_url) as store:
+        assert _history(store.langgraph_checkpointer, PAUSED) == expected
+        shown = store.get_history(conversation_id="paused")
+        assert [m.content for m in shown][-2:] == ["acted (yes)", "reflected"]
+
+
+def test_import_from_langgraph_for_a_user(tmp_path: Path, shared_url: str) -> None:
+    """``--user`` owns the threads' conversations; a thread whose conversation here another
+    user owns, or whose metadata names another owner, is refused (exit 5)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = tmp_path / "checkpoints.sqlite"
+    _sqlite_saver_file(path)
+    run("import-from", "langgraph", str(path), "--url", shared_url, "--user", "alice")
+    with ConversationStore(shared_url) as store:
+        owners = {store.get_conversation(conversation_id=t).user_id for t in ("done", "paused")}  # type: ignore[union-attr]
+        assert owners == {"alice"}
+    refused = run(
+        "import-from", "langgraph", str(path), "--url", shared_url, "--user", "bob", code=5
+    )
+    assert "conversation_id 'done' belongs to another user, not to user_id 'bob'" in refused.stderr
+    with SqliteSaver.from_conn_string(str(path)) as theirs:
+        graph = three_node_graph().compile(checkpointer=theirs)
+        graph.invoke(
+            user("mine", 0), {"configurable": {"thread_id": "carol's", "user_id": "carol"}}
+        )
+    other = f"sqlite:///{tmp_path / 'other.db'}"
+    named = run("import-from", "langgraph", str(path), "--url", other, "--user", "alice", code=5)
+    assert 'thread "carol\'s"' in named.stderr
+    assert "its metadata names 'carol' as the owner, not --user 'alice'" in named.stderr
 
 
 def test_import_from_a_postgres_saver(pg_schema_url: str, tmp_path: Path) -> None:
@@ -180,3 +235,37 @@ def test_prune_reaches_langgraph_threads(shared_url: str) -> None:
         assert list(saver.list({"configurable": {"thread_id": "ancient"}})) == []
         assert before > 1 and len(list(saver.list(PAUSED))) == 1
         _resumes(saver)
+
+
+def test_import_from_shows_progress_on_a_terminal_only(tmp_path: Path) -> None:
+    """On a terminal (a pseudo-terminal here) a Rich bar counts threads and checkpoints; in a
+    pipe only the report is printed."""
+    path = tmp_path / "checkpoints.sqlite"
+    _sqlite_saver_file(path)
+    args = [CONVOSTORE, "import-from", "langgraph", str(path)]
+    piped = run(*args[1:], "--url", f"sqlite:///{tmp_path / 'piped.db'}")
+    assert piped.stderr == "" and piped.stdout.startswith("imported 3 LangGraph threads\n")
+    controller, terminal = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "CONVOSTORE_URL"}
+    with subprocess.Popen(
+        [*args, "--url", f"sqlite:///{tmp_path / 'tty.db'}"],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        env={**env, "COLUMNS": "120", "TERM": "xterm"},
+    ) as proc:
+        os.close(terminal)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # the terminal's last holder exited
+                break
+            if not chunk:
+                break
+            shown += chunk
+        assert proc.wait(timeout=600) == 0
+    os.close(controller)
+    text = shown.decode(errors="replace")
+    assert "LangGraph threads" in text and "3/3" in text and "\x1b[" in text
+    assert "imported 3 LangGraph threads" in text

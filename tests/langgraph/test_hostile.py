@@ -10,10 +10,12 @@ the database that name a callable, or are a pickle, are refused by name when rea
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import pickle
 import secrets
 import shlex
+import shutil
 import sqlite3
 import uuid
 from collections.abc import Callable
@@ -22,9 +24,12 @@ from typing import Any
 
 import ormsgpack
 import pytest
+from click.testing import CliRunner, Result
 from convostore import ConversationStore, MemoryValidationError
+from convostore.cli import app
 from convostore_langgraph import ConvostoreSaver, TypeNotAllowedError
 from convostore_langgraph._codec import CHECKPOINT_NS_MAX_BYTES, THREAD_ID_MAX_BYTES
+from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from lg_graphs import three_node_graph, user
@@ -560,3 +565,284 @@ def test_the_file_check_can_fail(tmp_path: Path) -> None:
     finally:
         raw.close()
     assert _copies(db, marker) > 0
+
+
+# -- import-from langgraph: a file someone else wrote ----------------------------------------
+
+
+def _cli(*args: str, code: int) -> Result:
+    """``convostore ARGS`` through Click's runner (in this process: no start-up per case)."""
+    done = CliRunner().invoke(app, list(args), env={"CONVOSTORE_URL": None})
+    assert done.exit_code == code, (done.stdout, done.stderr, done.exception)
+    return done
+
+
+class _Touch:
+    """Pickles as a call of ``os.system`` (what a pickle row may hold)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (os.system, (f"touch {self.marker}",))
+
+
+def _system_call(marker: Path, kind: str) -> tuple[str, bytes]:
+    """A stored value that runs ``touch marker`` when a permissive reader loads it: msgpack
+    whose extension type names ``os.system`` (inside a checkpoint-shaped map), or a pickle."""
+    if kind == "pickle":
+        return "pickle", pickle.dumps(_Touch(marker))
+    call = ormsgpack.Ext(1, ormsgpack.packb(["os", "system", [f"touch {marker}"]]))
+    return "msgpack", ormsgpack.packb({"v": 4, "channel_values": {"messages": [call]}})
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A SqliteSaver file with threads ``calm`` and ``evil`` (paused at an interrupt, so its
+    latest checkpoint has pending writes), and that checkpoint's id."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = tmp_path_factory.mktemp("saver") / "pristine.sqlite"
+    with SqliteSaver.from_conn_string(str(path)) as theirs:
+        graph = three_node_graph().compile(checkpointer=theirs)
+        graph.invoke(user("hello", 0), {"configurable": {"thread_id": "calm"}})
+        graph.invoke(user("please ask me", 0), {"configurable": {"thread_id": "evil"}})
+        latest = theirs.get_tuple({"configurable": {"thread_id": "evil"}})
+        assert latest is not None and latest.pending_writes
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return path, str(latest.config["configurable"]["checkpoint_id"])
+
+
+def _tamper(pristine: tuple[Path, str], path: Path, statement: str, *args: Any) -> str:
+    """A copy of ``pristine`` at ``path`` altered by ``statement`` (its last ``?`` the latest
+    checkpoint of thread ``evil``, the others ``args``); returns that checkpoint's id."""
+    source, cid = pristine
+    shutil.copyfile(source, path)
+    with sqlite3.connect(path) as conn:
+        conn.execute(statement, [*args, cid])
+    return cid
+
+
+TAMPER = {
+    "checkpoint": "UPDATE checkpoints SET type = ?, checkpoint = ? WHERE checkpoint_id = ?",
+    "write": "UPDATE writes SET type = ?, value = ? WHERE checkpoint_id = ?",
+}
+
+
+def _evil_postgres_saver(url: str, marker: Path, where: str) -> str:
+    """The same in a PostgresSaver database: a channel blob or a pending write."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    with PostgresSaver.from_conn_string(url) as theirs:
+        theirs.setup()
+        graph = three_node_graph().compile(checkpointer=theirs)
+        graph.invoke(user("hello", 0), {"configurable": {"thread_id": "calm"}})
+        graph.invoke(user("please ask me", 0), {"configurable": {"thread_id": "evil"}})
+        latest = theirs.get_tuple({"configurable": {"thread_id": "evil"}})
+        assert latest is not None
+        cid = str(latest.config["configurable"]["checkpoint_id"])
+    _, data = _system_call(marker, "msgpack")
+    with psycopg.connect(url, autocommit=True) as conn:
+        if where == "checkpoint":
+            conn.execute(
+                "UPDATE checkpoint_blobs SET type = 'msgpack', blob = %s"
+                " WHERE thread_id = 'evil' AND channel = 'messages'",
+                [data],
+            )
+        else:
+            conn.execute(
+                "UPDATE checkpoint_writes SET type = 'msgpack', blob = %s WHERE checkpoint_id = %s",
+                [data, cid],
+            )
+    return cid
+
+
+@pytest.mark.parametrize(
+    ("source", "where", "kind"),
+    [
+        ("sqlite", "checkpoint", "msgpack"),
+        ("sqlite", "write", "msgpack"),
+        ("sqlite", "checkpoint", "pickle"),
+        ("sqlite", "write", "pickle"),
+        ("postgres", "checkpoint", "msgpack"),
+        ("postgres", "write", "msgpack"),
+    ],
+)
+def test_import_from_langgraph_never_runs_what_a_foreign_checkpoint_names(
+    source: str, where: str, kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """LangGraph's default reader imports and calls whatever a msgpack extension type names
+    (and ``pickle_fallback`` would unpickle): the importer reads with an allow-list and
+    refuses the rest by name, before it writes anything of that thread."""
+    marker = tmp_path / "ran"
+    if source == "sqlite":
+        path = tmp_path / "theirs.sqlite"
+        cid = _tamper(
+            request.getfixturevalue("pristine"), path, TAMPER[where], *_system_call(marker, kind)
+        )
+        src = str(path)
+    else:
+        src = str(request.getfixturevalue("pg_schema_url"))
+        cid = _evil_postgres_saver(src, marker, where)
+    dst = f"sqlite:///{tmp_path / 'ours.db'}"
+    done = _cli("import-from", "langgraph", src, "--url", dst, code=3)
+    assert not marker.exists()
+    [line] = done.stderr.strip().splitlines()
+    assert "'evil'" in line and "Traceback" not in line
+    assert ("it names 'os.system'" if kind == "msgpack" else "stored as 'pickle'") in line
+    if not (source == "postgres" and where == "checkpoint"):  # a blob serves several
+        assert cid in line
+    with ConversationStore(dst) as store:
+        saver = store.langgraph_checkpointer
+        assert saver.get_tuple(_cfg("evil")) is None
+        assert saver.get_tuple(_cfg("calm")) is not None  # written whole before it
+
+
+DEEP_MSGPACK = b"\x91" * 5000 + b"\xc0"  # [[[...[nil]...]]], 5,000 levels
+BROKEN_CHECKPOINTS: dict[str, tuple[str, tuple[Any, ...], str]] = {
+    "unknown type": (
+        "UPDATE checkpoints SET type = 'x-custom' WHERE checkpoint_id = ?",
+        (),
+        "stored as 'x-custom', a format import-from never loads",
+    ),
+    "garbage msgpack": (
+        "UPDATE checkpoints SET checkpoint = ? WHERE checkpoint_id = ?",
+        (b"\xc1\xff\x00garbage",),
+        "its msgpack cannot be read",
+    ),
+    "5,000-deep msgpack": (
+        "UPDATE checkpoints SET checkpoint = ? WHERE checkpoint_id = ?",
+        (DEEP_MSGPACK,),
+        "its msgpack cannot be read",
+    ),
+    "NULL checkpoint": (
+        "UPDATE checkpoints SET type = NULL, checkpoint = NULL WHERE checkpoint_id = ?",
+        (),
+        "its stored value is NULL",
+    ),
+    "a list for a checkpoint": (
+        "UPDATE checkpoints SET checkpoint = ? WHERE checkpoint_id = ?",
+        (ormsgpack.packb([1, 2]),),
+        "its checkpoint is list, not a map",
+    ),
+    "metadata not UTF-8": (
+        "UPDATE checkpoints SET metadata = ? WHERE checkpoint_id = ?",
+        (b'{"source": "\xff\xfe"}',),
+        "'utf-8' codec can't decode byte 0xff",
+    ),
+    "metadata not JSON": (
+        "UPDATE checkpoints SET metadata = ? WHERE checkpoint_id = ?",
+        (b"{not json",),
+        "cannot be read: Expecting property name",
+    ),
+    "metadata a list": (
+        "UPDATE checkpoints SET metadata = '[1]' WHERE checkpoint_id = ?",
+        (),
+        "its metadata is list, not a map",
+    ),
+    "garbage pending write": (
+        "UPDATE writes SET value = ? WHERE checkpoint_id = ?",
+        (b"\xc1",),
+        "its msgpack cannot be read",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN_CHECKPOINTS), ids=list(BROKEN_CHECKPOINTS))
+def test_import_from_langgraph_names_the_checkpoint_it_cannot_read(
+    case: str, tmp_path: Path, pristine: tuple[Path, str]
+) -> None:
+    statement, args, cause = BROKEN_CHECKPOINTS[case]
+    path = tmp_path / "theirs.sqlite"
+    cid = _tamper(pristine, path, statement, *args)
+    dst = f"sqlite:///{tmp_path / 'ours.db'}"
+    done = _cli("import-from", "langgraph", str(path), "--url", dst, code=3)
+    [line] = done.stderr.strip().splitlines()
+    assert f"{str(path)!r}: thread 'evil', checkpoint '{cid}'" in line and cause in line, line
+    with ConversationStore(dst) as store:
+        assert store.langgraph_checkpointer.get_tuple(_cfg("evil")) is None
+
+
+def _sqlite_file(path: Path, *statements: str) -> None:
+    with sqlite3.connect(path) as conn:
+        for statement in statements:
+            conn.execute(statement)
+
+
+BROKEN_FILES: dict[str, tuple[Callable[[Path, Any], object], str]] = {
+    "not a database": (
+        lambda p, _: p.write_bytes(b"this is not an SQLite file at all" * 100),
+        "is not a LangGraph SqliteSaver database (file is not a database)",
+    ),
+    "empty file": (lambda p, _: p.write_bytes(b""), "(no checkpoints table)"),
+    "wrong schema": (
+        lambda p, _: _sqlite_file(
+            p, "CREATE TABLE checkpoints (a, b)", "INSERT INTO checkpoints VALUES (1, 2)"
+        ),
+        "is not a LangGraph SqliteSaver database (no such column: thread_id)",
+    ),
+    "a key that is not text": (
+        lambda p, pristine: _tamper(
+            pristine, p, "UPDATE checkpoints SET thread_id = X'FF00' WHERE checkpoint_id = ?"
+        ),
+        "a checkpoint's key (b'\\xff\\x00', ",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN_FILES), ids=list(BROKEN_FILES))
+def test_import_from_langgraph_names_the_file_it_cannot_read(
+    case: str, tmp_path: Path, pristine: tuple[Path, str]
+) -> None:
+    make, cause = BROKEN_FILES[case]
+    path = tmp_path / "theirs.sqlite"
+    make(path, pristine)
+    before = path.read_bytes()
+    dst = f"sqlite:///{tmp_path / 'ours.db'}"
+    done = _cli("import-from", "langgraph", str(path), "--url", dst, code=3)
+    [line] = done.stderr.strip().splitlines()
+    assert str(path) in line and cause in line, line
+    assert path.read_bytes() == before  # the source is only read
+
+
+def test_import_from_langgraph_reads_the_old_json_format_as_messages_only(
+    tmp_path: Path, pristine: tuple[Path, str]
+) -> None:
+    """Checkpoints LangGraph wrote before msgpack (``type = 'json'``): LangChain messages
+    are revived; any other constructor is refused by name."""
+    path = tmp_path / "theirs.sqlite"
+    human = {
+        "lc": 1,
+        "type": "constructor",
+        "id": ["langchain", "schema", "messages", "HumanMessage"],
+        "kwargs": {"content": "from 2024", "id": "h1"},
+    }
+    ckpt = {
+        "v": 1,
+        "ts": "2024-05-01T00:00:00+00:00",
+        "channel_values": {"messages": [human]},
+        "channel_versions": {"messages": 1},
+        "versions_seen": {},
+    }
+    cid = pristine[1]
+    _tamper(pristine, path, TAMPER["checkpoint"], "json", json.dumps({**ckpt, "id": cid}))
+    dst = f"sqlite:///{tmp_path / 'ours.db'}"
+    _cli("import-from", "langgraph", str(path), "--url", dst, code=0)
+    with ConversationStore(dst) as store:
+        got = store.langgraph_checkpointer.get_tuple(_cfg("evil", checkpoint_id=cid))
+        assert got is not None
+        [message] = got.checkpoint["channel_values"]["messages"]
+        assert isinstance(message, HumanMessage) and message.content == "from 2024"
+    for name in (["langchain", "prompts", "prompt", "PromptTemplate"], ["os", "system"]):
+        for lc in (1, 2):
+            bad = {**ckpt, "id": cid, "channel_values": {"x": {**human, "lc": lc, "id": name}}}
+            with sqlite3.connect(path) as conn:
+                conn.execute(
+                    "UPDATE checkpoints SET checkpoint = ? WHERE checkpoint_id = ?",
+                    [json.dumps(bad).encode(), cid],
+                )
+            dst = f"sqlite:///{tmp_path / f'ours-{lc}-{name[-1]}.db'}"
+            done = _cli("import-from", "langgraph", str(path), "--url", dst, code=3)
+            assert f"it names {'.'.join(name)!r}, which is not a LangChain message" in done.stderr

@@ -5,8 +5,10 @@ SDK ``SQLiteSession`` database, item for item."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ import pytest
 from agents import Runner, SQLiteSession
 from agents.testing import ScriptedModel, assistant_message
 from convostore import ConversationStore
+from convostore.maintenance import importer
 from convostore_openai import ConvostoreSession
 from oa_helpers import agent_for, tool_turn
 
@@ -80,10 +83,73 @@ async def test_import_from_an_agents_sqlite_session(tmp_path: Path, shared_url: 
         async with ConvostoreSession(sid, url=shared_url) as session:
             assert await session.get_items() == items
             await _second_turn_sees(session, items)
+
+
+async def test_import_from_openai_sqlite_carries_each_items_time(
+    tmp_path: Path, shared_url: str
+) -> None:
+    """``SQLiteSession`` stores when each item was added (UTC text); the messages keep it."""
+    path = tmp_path / "agents.db"
+    await _agents_sqlite_file(path)
+    times = ["2021-03-04 05:06:07", "2021-03-04 05:06:08.250", "2021-03-04T05:06:09+02:00"]
+    with sqlite3.connect(path) as conn:
+        ids = [
+            r[0] for r in conn.execute("SELECT id FROM agent_messages WHERE session_id = 'alpha'")
+        ]
+        for rowid, at in zip(ids, times, strict=False):
+            conn.execute("UPDATE agent_messages SET created_at = ? WHERE id = ?", [at, rowid])
+    run("import-from", "openai-sqlite", str(path), "--url", shared_url)
     with ConversationStore(shared_url) as store:
-        store.append_message(conversation_id="alpha", role="user", content="diverged")
+        got = [m.created_at for m in store.get_history(conversation_id="alpha")]
+    ms = 1614834367000  # 2021-03-04 05:06:07 UTC
+    assert got[:3] == [ms, ms + 1250, ms + 2000 - 2 * 3600 * 1000]
+    with sqlite3.connect(path) as conn:
+        stored = conn.execute("SELECT created_at FROM agent_messages WHERE id = ?", [ids[3]])
+        (rest,) = stored.fetchone()
+    assert got[3] == int(datetime.fromisoformat(rest).replace(tzinfo=UTC).timestamp() * 1000)
+
+
+async def test_import_from_openai_sqlite_resumes_and_never_writes_twice(
+    tmp_path: Path, shared_url: str
+) -> None:
+    """Items the source gained since are added; items written here since are left; a
+    conversation that differs from the source is a conflict (exit 5), naming the session."""
+    path = tmp_path / "agents.db"
+    theirs = await _agents_sqlite_file(path)
+    run("import-from", "openai-sqlite", str(path), "--url", shared_url)
+    session = SQLiteSession("alpha", str(path))
+    await session.add_items([{"role": "user", "content": "one more"}])
+    session.close()
+    more = run("import-from", "openai-sqlite", str(path), "--url", shared_url).stdout
+    assert "imported 1 OpenAI Agents sessions" in more and "imported 1 items" in more
+    async with ConvostoreSession("alpha", url=shared_url) as ours:
+        assert await ours.get_items() == [*theirs["alpha"], {"role": "user", "content": "one more"}]
+        await ours.add_items([{"role": "user", "content": "written here"}])
+    here = run("import-from", "openai-sqlite", str(path), "--url", shared_url).stdout
+    assert "imported 0 OpenAI Agents sessions" in here
+    with ConversationStore(shared_url) as store:
+        store.pop_message(conversation_id="beta")
+        store.append_message(conversation_id="beta", role="user", content="diverged")
     conflict = run("import-from", "openai-sqlite", str(path), "--url", shared_url, code=5)
-    assert "already holds other items" in conflict.stderr
+    assert "session 'beta': conversation 'beta' already holds other items" in conflict.stderr
+
+
+async def test_import_from_openai_sqlite_for_a_user(tmp_path: Path, shared_url: str) -> None:
+    path = tmp_path / "agents.db"
+    theirs = await _agents_sqlite_file(path)
+    with ConversationStore(shared_url) as store:
+        store.append_message(conversation_id="beta", role="user", content="bob's", user_id="bob")
+    refused = run(
+        "import-from", "openai-sqlite", str(path), "--url", shared_url, "--user", "alice", code=5
+    )
+    assert "belongs to another user, not to user_id 'alice'" in refused.stderr
+    assert "imported before it, whole: 1 OpenAI Agents sessions (5 items)" in refused.stderr
+    with ConversationStore(shared_url) as store:
+        alpha = store.get_conversation(conversation_id="alpha")
+        assert alpha is not None and alpha.user_id == "alice"
+        assert [m.content for m in store.get_history(conversation_id="beta")] == ["bob's"]
+    async with ConvostoreSession("alpha", url=shared_url, user_id="alice") as session:
+        assert await session.get_items() == theirs["alpha"]
 
 
 async def test_import_from_bad_files(tmp_path: Path) -> None:
@@ -94,3 +160,13 @@ async def test_import_from_bad_files(tmp_path: Path) -> None:
         pass
     foreign = run("import-from", "openai-sqlite", str(tmp_path / "other.db"), "--url", dst, code=3)
     assert "not an OpenAI Agents SQLiteSession database" in foreign.stderr
+
+
+async def test_import_from_openai_sqlite_reports_progress(tmp_path: Path) -> None:
+    """The command's bar (on a terminal) is fed by the importer: one call per session."""
+    path = tmp_path / "agents.db"
+    await _agents_sqlite_file(path)
+    calls: list[tuple[str, int, int]] = []
+    with ConversationStore(f"sqlite:///{tmp_path / 'ours.db'}") as store:
+        importer("openai-sqlite")(store, str(path), progress=lambda *c: calls.append(c))
+    assert calls == [("OpenAI Agents sessions", 1, 2), ("OpenAI Agents sessions", 2, 2)]

@@ -8,19 +8,25 @@ is written: the stored conversations and items are compared before and after.
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
-from agents import RunContextWrapper, Runner
+from agents import RunContextWrapper, Runner, SQLiteSession
 from agents.testing import ScriptedModel, assistant_message
+from click.testing import CliRunner, Result
 from convostore import (
     AsyncConversationStore,
     ConversationOwnershipError,
+    ConversationStore,
     Limits,
     MemoryQuotaExceededError,
     MemoryValidationError,
 )
+from convostore.cli import app
 from convostore_openai import ConvostoreSession
 from oa_helpers import agent_for
 from pydantic import ValidationError
@@ -316,3 +322,112 @@ async def test_an_unowned_conversation_stays_usable_by_a_user(
     session = ConvostoreSession("shared", store=store, user_id="bob")
     assert await session.get_items() == BEFORE
     assert await session.pop_item() == BEFORE[-1]
+
+
+# -- convostore import-from openai-sqlite: a file someone else wrote --------------------------
+
+
+def _cli(*args: str, code: int) -> Result:
+    """``convostore ARGS`` through Click's runner (in this process: no start-up per case)."""
+    done = CliRunner().invoke(app, list(args), env={"CONVOSTORE_URL": None})
+    assert done.exit_code == code, (done.stdout, done.stderr, done.exception)
+    return done
+
+
+def _agents_file(path: Path) -> int:
+    """A ``SQLiteSession`` file with sessions ``alpha`` (2 items) and ``beta`` (3), written
+    by the SDK; returns the id of beta's second row."""
+    for sid, n in (("alpha", 2), ("beta", 3)):
+        session = SQLiteSession(sid, str(path))
+        asyncio.run(
+            session.add_items([{"role": "user", "content": f"{sid} {i}"} for i in range(n)])
+        )
+        session.close()
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT id FROM agent_messages WHERE session_id = 'beta' ORDER BY id")
+        return int(rows.fetchall()[1][0])
+
+
+DEEP_JSON = "[" * 5000 + "]" * 5000
+BROKEN_ROWS: dict[str, tuple[str, tuple[Any, ...], str]] = {
+    "not JSON": (
+        'UPDATE agent_messages SET message_data = \'{"role": "user", \' WHERE id = ?',
+        (),
+        "message_data is not JSON (Expecting property name",
+    ),
+    "invalid UTF-8": (
+        "UPDATE agent_messages SET message_data = CAST(? AS TEXT) WHERE id = ?",
+        (b'{"role": "user", "content": "\xff"}',),
+        "message_data is not UTF-8 ('utf-8' codec can't decode byte 0xff",
+    ),
+    "5,000 deep": (
+        "UPDATE agent_messages SET message_data = ? WHERE id = ?",
+        (DEEP_JSON,),
+        "message_data is nested too deeply",
+    ),
+    "a JSON list": (
+        "UPDATE agent_messages SET message_data = '[1, 2]' WHERE id = ?",
+        (),
+        "message_data is a JSON list, not an item (an object)",
+    ),
+    "no time": (
+        "UPDATE agent_messages SET created_at = 'yesterday' WHERE id = ?",
+        (),
+        "created_at 'yesterday' is not a timestamp",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN_ROWS), ids=list(BROKEN_ROWS))
+def test_import_from_openai_sqlite_names_the_row_it_cannot_read(
+    case: str, tmp_path: Path, shared_url: str
+) -> None:
+    """The SDK's own ``get_items`` skips a row it cannot parse (and a traceback came for the
+    rest); the importer names the file, the session, the row and the cause, and writes
+    nothing of that session (those before it are written whole, and it says so)."""
+    statement, args, cause = BROKEN_ROWS[case]
+    path = tmp_path / "agents.db"
+    row = _agents_file(path)
+    with sqlite3.connect(path) as conn:
+        conn.execute(statement, [*args, row])
+    done = _cli("import-from", "openai-sqlite", str(path), "--url", shared_url, code=3)
+    [line] = done.stderr.strip().splitlines()
+    assert f"{str(path)!r}: session 'beta', agent_messages row {row}: {cause}" in line, line
+    assert "imported before it, whole: 1 OpenAI Agents sessions (2 items)" in line
+    with ConversationStore(shared_url) as store:
+        assert store.get_conversation(conversation_id="beta") is None
+        assert len(store.get_history(conversation_id="alpha")) == 2
+
+
+BROKEN_FILES: dict[str, tuple[Callable[[Path], object], str]] = {
+    "not a database": (
+        lambda p: p.write_bytes(b"not an SQLite file " * 100),
+        "is not an OpenAI Agents SQLiteSession database (file is not a database)",
+    ),
+    "wrong schema": (
+        lambda p: sqlite3.connect(p).execute("CREATE TABLE agent_messages (a, b)"),
+        "is not an OpenAI Agents SQLiteSession database (no such column: session_id)",
+    ),
+    "a session id that is not text": (
+        lambda p: [
+            _agents_file(p),
+            sqlite3.connect(p, isolation_level=None).execute(
+                "UPDATE agent_messages SET session_id = X'FF' WHERE session_id = 'beta'"
+            ),
+        ],
+        "a session_id is not UTF-8",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN_FILES), ids=list(BROKEN_FILES))
+def test_import_from_openai_sqlite_names_the_file_it_cannot_read(case: str, tmp_path: Path) -> None:
+    make, cause = BROKEN_FILES[case]
+    path = tmp_path / "agents.db"
+    make(path)
+    before = path.read_bytes()
+    dst = f"sqlite:///{tmp_path / 'ours.db'}"
+    done = _cli("import-from", "openai-sqlite", str(path), "--url", dst, code=3)
+    [line] = done.stderr.strip().splitlines()
+    assert str(path) in line and cause in line, line
+    assert path.read_bytes() == before  # the source is only read

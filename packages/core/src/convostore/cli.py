@@ -568,12 +568,25 @@ def check_command(url: str | None) -> None:
 @click.argument("kind")
 @click.argument("source")
 @_url_option
+@click.option(
+    "--user",
+    default=None,
+    help="The owner of the imported conversations (one another user owns is an error).",
+)
 @_errors
-def import_from_command(kind: str, source: str, url: str | None) -> None:
+def import_from_command(kind: str, source: str, url: str | None, user: str | None) -> None:
     """Bring in a framework's own store: KIND is one of the registered importers
-    (openai-sqlite, langgraph, claude-code), SOURCE its file, URL or folder."""
+    (openai-sqlite, langgraph, claude-code), SOURCE its file, URL or folder. Each
+    conversation is written whole or not at all, and only what the store lacks: after an
+    error or Ctrl-C, the same command again resumes."""
     importer = maintenance.importer(kind)
-    with ConversationStore(transfer.resolve_url(url)) as store:
-        report = importer(store, source)
-    for what, count in report:
-        out.print(f"imported {count:,} {what}")
+    with ConversationStore(transfer.resolve_url(url)) as store, _progress() as progress:
+        try:
+            report = importer(store, source, user_id=user, progress=progress)
+        except ConvostoreError as exc:  # what was written before it, in the one line
+            notes = getattr(exc, "__notes__", [])
+            if notes:
+                exc.args = ("; ".join([str(exc), *notes, "run the same command again to resume"]),)
+            raise
+    for line in maintenance.import_report(report):
+        out.print(line, markup=False)

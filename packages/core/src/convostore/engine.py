@@ -27,6 +27,7 @@ from .validation import (
     Limits,
     check_id,
     check_optional_id,
+    check_optional_int,
     check_owner,
     check_role,
     decode_json,
@@ -217,13 +218,16 @@ class Engine:
         twin.ordered = True
         return twin
 
-    def _prepare(self, item: object, now: int, fresh_id: str) -> MessageRow:
-        """Validate and serialize one message (``fresh_id`` unless it names its own id)."""
+    def _prepare(self, item: object, now: int, fresh_id: str, *, timed: bool = True) -> MessageRow:
+        """Validate and serialize one message (``fresh_id`` unless it names its own id; its
+        ``created_at`` where ``timed`` and it has one, else ``now``)."""
         if not isinstance(item, Mapping):
             raise MemoryValidationError(
                 f"message must be a dict, got {type(item).__name__}", argument="message"
             )
         unknown = set(item) - {"role", "content", "metadata", "message_id"}
+        if timed:
+            unknown.discard("created_at")
         if unknown:
             raise MemoryValidationError(
                 f"keys {sorted(unknown)} are not message fields", argument="message"
@@ -232,13 +236,14 @@ class Engine:
             raise MemoryValidationError("content is required", argument="content")
         limits = self.limits
         mid = check_optional_id("message_id", item.get("message_id"), limits)
+        at = check_optional_int("created_at", item.get("created_at"))
         return MessageRow(
             seq=0,
             id=mid or fresh_id,
             role=check_role(item.get("role")),
             content=encode_content(item["content"], limits),
             metadata=encode_metadata(item.get("metadata"), limits),
-            created_at=now,
+            created_at=now if at is None else at,
             updated_at=None,
         )
 

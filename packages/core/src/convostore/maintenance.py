@@ -6,8 +6,8 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import json
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 from . import transfer
 from .backends import ChangeRow, ConversationRow, MessageRow, Tx
@@ -18,7 +18,7 @@ from .conventions import UNTIL_KEY
 from .engine import changed, manager_of
 from .errors import MemoryValidationError
 from .store import ConversationStore
-from .transfer import Checker
+from .transfer import Checker, Progress
 from .validation import Limits, check_int, check_optional_id, decode_json, encode_metadata
 
 SHOWN = 20
@@ -322,8 +322,20 @@ def _trim(tx: Tx, *, cid: str, keep: int, store: ConversationStore) -> int:
 # -- importers -------------------------------------------------------------------------------
 
 IMPORTERS_GROUP = "convostore.importers"
-"""Entry-point group of ``import-from`` importers: ``name = "module:function"``, a function
-``(store: ConversationStore, source: str) -> [(what, how many), ...]``."""
+"""Entry-point group of ``import-from`` importers: ``name = "module:function"``, an
+``Importer``: ``(store, source, *, user_id=None, progress=None) -> [(what, how many), ...]``.
+
+- It reads ``source`` (the framework's own file, folder or URL) as hostile: it constructs no
+  object the source names, and bad data is a ``MemoryValidationError`` naming the file, the
+  line or record and the cause, in one line.
+- It writes each conversation (thread, session, transcript) whole or not at all, and only
+  what this store lacks, so running it again resumes and writes nothing twice. An error
+  raised after some conversations were written says which in a note (``add_note``).
+- ``user_id`` owns every conversation it writes; one that another user owns is an
+  ``OwnershipError`` (or a ``ConflictError`` naming it), never taken over.
+- ``progress(what, done, total)`` (a ``transfer.Progress``), when given, is called as it goes.
+- It returns what was new: ``imported {n} {what}`` is printed for each; a ``what`` that
+  starts with ``skipped `` names what it left out (printed ``skipped {n} {the rest}``)."""
 
 KNOWN_IMPORTERS = {
     "langgraph": "convostore-langgraph",
@@ -332,7 +344,34 @@ KNOWN_IMPORTERS = {
 }
 """The importers of this project's adapters, to name the package when one is missing."""
 
-Importer = Callable[[ConversationStore, str], list[tuple[str, int]]]
+
+class Importer(Protocol):
+    """What an ``IMPORTERS_GROUP`` entry point loads (see there)."""
+
+    def __call__(
+        self,
+        store: ConversationStore,
+        source: str,
+        *,
+        user_id: str | None = None,
+        progress: Progress | None = None,
+    ) -> list[tuple[str, int]]: ...
+
+
+def import_report(report: list[tuple[str, int]]) -> list[str]:
+    """An importer's report as the lines ``import-from`` prints."""
+    lines = []
+    for what, count in report:
+        verb, rest = (
+            ("skipped", what[len("skipped ") :])
+            if what.startswith("skipped ")
+            else (
+                "imported",
+                what,
+            )
+        )
+        lines.append(f"{verb} {count:,} {rest}")
+    return lines
 
 
 @functools.cache

@@ -40,6 +40,7 @@ class MessageInput(TypedDict, total=False):
     content: Any
     metadata: dict[str, Any] | None
     message_id: str | None
+    created_at: int
 
 
 class MessageMethods(Engine):
@@ -82,6 +83,9 @@ class MessageMethods(Engine):
         stored under the same ``message_id``); the dict it returns is shallow-merged into the
         metadata (None deletes a key) in the same transaction, so concurrent appends fold one
         after another. It may run again if the transaction is retried: keep it pure.
+
+        A message's ``created_at`` (epoch ms), where given, is kept as its time (a message
+        made elsewhere, brought in by an importer); the others take the append's time.
         """
         limits = self.limits
         cid = check_id("conversation_id", conversation_id, limits)
@@ -111,8 +115,15 @@ class MessageMethods(Engine):
         supplied = [
             m.id for m, item in zip(prepared, messages, strict=True) if item.get("message_id")
         ]
+        times = {
+            m.id: m.created_at
+            for m, item in zip(prepared, messages, strict=True)
+            if item.get("created_at") is not None
+        }
 
-        if self._append_unchanged(cid, uid, prepared, now, fold, supplied=bool(supplied)):
+        if self._append_unchanged(
+            cid, uid, prepared, now, fold, supplied=bool(supplied), times=times
+        ):
             return ids
         saved: list[tuple[ConversationRow, str]] = []  # the row as written, its last message
 
@@ -131,7 +142,7 @@ class MessageMethods(Engine):
                     )
             if not new:
                 return ids
-            new, appended = self._grown(row, new, uid, at)
+            new, appended = self._grown(row, new, uid, at, times)
             if fold is not None:
                 patch = fold(decode_json(row.metadata), [message_of(m) for m in new])
                 if patch:
@@ -168,17 +179,25 @@ class MessageMethods(Engine):
         return row, found() if existed[0] else tx.messages_by_id(cid, ids)
 
     def _grown(
-        self, row: ConversationRow, new: list[MessageRow], user_id: str | None, at: int
+        self,
+        row: ConversationRow,
+        new: list[MessageRow],
+        user_id: str | None,
+        at: int,
+        times: Mapping[str, int],
     ) -> tuple[list[MessageRow], ConversationRow]:
         """``new`` placed after the conversation's messages, and its row once they are: the
-        quota's rule."""
+        quota's rule. A message takes the time ``at``, or its own in ``times``."""
         quota = self.limits.max_messages_per_conversation
         if row.message_count + len(new) > quota:
             raise MemoryQuotaExceededError(
                 f"conversation_id {row.id!r} holds {row.message_count} messages; appending"
                 f" {len(new)} would pass the limit of {quota} messages per conversation"
             )
-        placed = [m._replace(seq=row.next_seq + i, created_at=at) for i, m in enumerate(new)]
+        placed = [
+            m._replace(seq=row.next_seq + i, created_at=times.get(m.id, at))
+            for i, m in enumerate(new)
+        ]
         return placed, row._replace(
             user_id=row.user_id or user_id,
             last_message_at=max(row.last_message_at, at),
@@ -195,6 +214,7 @@ class MessageMethods(Engine):
         fold: Fold | None,
         *,
         supplied: bool,
+        times: Mapping[str, int],
     ) -> bool:
         """Append in one statement (one round trip on a server database) where this store
         wrote the conversation last: the rules (and ``fold``) run on its row as written then,
@@ -208,7 +228,7 @@ class MessageMethods(Engine):
             return False
         try:
             rows, row = self._grown(
-                self._writable(self._owned(seen, user_id)), prepared, user_id, now
+                self._writable(self._owned(seen, user_id)), prepared, user_id, now, times
             )
         except ConvostoreError:
             return False

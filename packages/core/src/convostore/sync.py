@@ -326,7 +326,7 @@ class SyncMethods(Engine):
         prepared: list[MessageRow] = []
         for i, item in enumerate(messages):
             try:
-                row = self._prepare(item, now, "")
+                row = self._prepare(item, now, "", timed=False)
             except MemoryValidationError as exc:
                 raise exc.in_batch("messages", i) from None
             if not row.id:

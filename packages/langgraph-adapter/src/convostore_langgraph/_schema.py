@@ -433,6 +433,14 @@ def holds_sqlite_saver_tables(conn: sqlite3.Connection) -> bool:
     return bool(found)
 
 
+def saver_checkpoint_keys(cursor: Any) -> list[tuple[Any, ...]]:
+    """(thread_id, checkpoint_ns, checkpoint_id) of every checkpoint in LangGraph's own
+    ``SqliteSaver`` or ``PostgresSaver`` tables (``import-from``'s source; ``cursor`` a DB-API
+    cursor on it that returns tuples), as stored: the caller checks their types."""
+    cursor.execute("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints")
+    return [tuple(row) for row in cursor.fetchall()]
+
+
 def copy_thread(tx: Tx, source: str, target: str) -> None:
     """Copy every checkpoint, write and blob of ``source`` to ``target`` (ids kept, rows the
     target has already kept)."""
