@@ -321,6 +321,13 @@ def test_a_nul_in_a_message_is_searchable_around(store: ConversationStore) -> No
         )
 
 
+def test_a_lone_surrogate_in_a_message_is_searchable_around(store: ConversationStore) -> None:
+    store.append_message(conversation_id="c", role="user", content=["odd \ud800 text"])
+    assert [h.message.content for h in store.search_messages(query="odd").items] == [
+        ["odd \ud800 text"]
+    ]
+
+
 def test_metacharacters_are_literal_text(store: ConversationStore) -> None:
     texts = ["100% sure", "a_b", "ab", 'say "hi"', "x*y", "a^b", "NEAR me", "this AND that", "\\d"]
     for i, text in enumerate(texts):

@@ -111,6 +111,7 @@ class AsyncConversationStore(Views):
     get_memory_version = _bridge(ConversationStore.get_memory_version)
     redact_memory_version = _bridge(ConversationStore.redact_memory_version)
     search_messages = _bridge(ConversationStore.search_messages, inline=False)
+    search_memories = _bridge(ConversationStore.search_memories, inline=False)
     reindex = _bridge(ConversationStore.reindex, inline=False)
     vacuum = _bridge(ConversationStore.vacuum, inline=False)
 

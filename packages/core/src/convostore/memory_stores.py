@@ -17,8 +17,9 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from .backends import Backend, Tx
+from .backends import Tx
 from .backends.memories import MemoryEntryRow, MemoryStoreRow, MemoryVersionRow
+from .engine import Engine
 from .errors import (
     ConvostoreError,
     MemoryEntryNotFoundError,
@@ -40,7 +41,6 @@ from .models import (
     MemoryStore,
     MemoryVersion,
 )
-from .recent import LastMemoryRows
 from .validation import (
     Limits,
     check_id,
@@ -160,11 +160,11 @@ def _find_version(tx: Tx, sid: str, vid: str, *, content: bool) -> MemoryVersion
     return None if seq is None else tx.memory_version(sid, seq, vid, content=content)
 
 
-def _path_cursor(path: str) -> str:
+def path_cursor(path: str) -> str:
     return base64.urlsafe_b64encode(path.encode()).decode().rstrip("=")
 
 
-def _decode_path_cursor(cursor: object, limits: Limits) -> str:
+def decode_path_cursor(cursor: object, limits: Limits) -> str:
     """The path a ``list_memories`` cursor holds; anything else is a ``MemoryValidationError``."""
     if not isinstance(cursor, str):
         raise MemoryValidationError(
@@ -181,14 +181,8 @@ def _decode_path_cursor(cursor: object, limits: Limits) -> str:
     )
 
 
-class MemoryStoreMethods:
+class MemoryStoreMethods(Engine):
     """The memory-store methods of ``ConversationStore``."""
-
-    backend: Backend
-    limits: Limits
-    clock: Callable[[], int]
-    strict_ownership: bool
-    _last_memory: LastMemoryRows  # shared with the store's twins
 
     def _store_owned(self, row: MemoryStoreRow, user_id: str | None) -> MemoryStoreRow:
         """``row``, if ``user_id`` (when given) may use it (``check_owner``)."""
@@ -395,7 +389,9 @@ class MemoryStoreMethods:
                     f" {quota} entries per memory store"
                 )
             version = _version_row(store, entry_id, 1, "create", path, data, now)
-            entry = MemoryEntryRow(sid, path, entry_id, 1, version.seq, len(data), now, now)
+            entry = MemoryEntryRow(
+                sid, path, entry_id, 1, version.seq, len(data), now, now, content=data
+            )
             saved = store._replace(
                 updated_at=now,
                 entry_count=store.entry_count + 1,
@@ -407,7 +403,7 @@ class MemoryStoreMethods:
         seen = self._last_memory.store(sid)
         quick = self._ruled(lambda: created(self._store_owned(seen, uid))) if seen else None
         if seen and quick and self._write_unchanged(seen, quick, None):
-            return _entry(quick[1]._replace(content=data))
+            return _entry(quick[1])
 
         def write(tx: Tx) -> _Written:
             store, taken = self._store_and_entry(tx, sid, uid, path=path, lock=True)
@@ -421,7 +417,7 @@ class MemoryStoreMethods:
 
         _, entry, saved = self.backend.write(write)
         self._last_memory.remember(saved, entry)
-        return _entry(entry._replace(content=data))
+        return _entry(entry)
 
     def list_memories(
         self,
@@ -440,7 +436,7 @@ class MemoryStoreMethods:
         prefix = None
         if path_prefix is not None:
             prefix = check_memory_path_prefix(path_prefix, limits)
-        start = None if after is None else _decode_path_cursor(after, limits)
+        start = None if after is None else decode_path_cursor(after, limits)
 
         def read(tx: Tx) -> list[MemoryEntryRow]:
             self._store_and_entry(tx, sid, uid)
@@ -453,7 +449,7 @@ class MemoryStoreMethods:
         rows = rows[:limit]
         return ListMemoriesResult(
             items=[_entry(r) for r in rows],
-            next_cursor=_path_cursor(rows[-1].path) if more else None,
+            next_cursor=path_cursor(rows[-1].path) if more else None,
         )
 
     def get_memory(

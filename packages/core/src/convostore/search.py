@@ -7,20 +7,23 @@ import json
 from collections.abc import Callable, Sequence
 
 from .backends import Backend, Tx
-from .backends.search import Hit, SearchFilter
-from .engine import Engine, message_of
+from .backends.memories import MemoryEntryRow
+from .backends.search import Hit, MemoryFilter, SearchFilter
+from .engine import message_of
 from .errors import MemoryValidationError
-from .models import SearchHit, SearchResult
+from .memory_stores import MemoryStoreMethods, decode_path_cursor, path_cursor
+from .models import MemorySearchHit, MemorySearchResult, SearchHit, SearchResult
 from .search_text import (
     decode_cursor,
     encode_cursor,
     index_text,
     matches,
+    memory_index_text,
     parse_query,
     searchable_text,
     snippet,
 )
-from .validation import check_limit, check_optional_id, check_role
+from .validation import check_limit, check_memory_path_prefix, check_optional_id, check_role
 
 REINDEX_BATCH = 1000
 
@@ -39,8 +42,9 @@ def _key(hit: Hit) -> tuple[int, str, int]:
     return hit.message.created_at, hit.conversation_id, hit.message.seq
 
 
-class SearchMethods(Engine):
-    """Finding messages by their text, and building the index of rows written before it."""
+class SearchMethods(MemoryStoreMethods):
+    """Finding messages and memory entries by their text, and indexing what was written
+    before the index existed."""
 
     def search_messages(
         self,
@@ -97,6 +101,52 @@ class SearchMethods(Engine):
         more = len(hits) > limit
         return SearchResult(
             items=items, next_cursor=encode_cursor(*_key(page[-1])) if more else None
+        )
+
+    def search_memories(
+        self,
+        *,
+        memory_store_id: str,
+        query: str,
+        path_prefix: str | None = None,
+        user_id: str | None = None,
+        limit: int = 20,
+        after: str | None = None,
+    ) -> MemorySearchResult:
+        """Live entries of a memory store whose path and content (joined with a newline) hold
+        every term of ``query`` (as ``search_messages`` matches), by path as listings are,
+        without their content: each with a snippet. Pass ``next_cursor`` as ``after``."""
+        limits = self.limits
+        terms = tuple(parse_query(query))
+        sid, uid = self._memory_ids(memory_store_id, user_id)
+        prefix = None if path_prefix is None else check_memory_path_prefix(path_prefix, limits)
+        check_limit(limit, limits)
+        start = None if after is None else decode_path_cursor(after, limits)
+        m = MemoryFilter(terms, sid, prefix or None, start)
+
+        def read(tx: Tx) -> list[MemoryEntryRow]:
+            self._store_and_entry(tx, sid, uid)
+            hits = tx.search_memories(m, limit + 1)
+            late = [
+                e
+                for e in tx.unindexed_memories(m)
+                if matches(terms, memory_index_text(e.path, e.content))
+            ]
+            return sorted([*hits, *late], key=lambda e: e.path)[: limit + 1] if late else hits
+
+        rows = self.backend.read(read)
+        page = rows[:limit]
+        items = []
+        for e in page:
+            text = e.path if e.content is None else f"{e.path}\n{e.content.decode('utf-8')}"
+            items.append(
+                MemorySearchHit(
+                    entry_id=e.id, path=e.path, version=e.version, snippet=snippet(text, terms)
+                )
+            )
+        more = len(rows) > limit
+        return MemorySearchResult(
+            items=items, next_cursor=path_cursor(page[-1].path) if more else None
         )
 
     def reindex(self, *, progress: Callable[[int, int], None] | None = None) -> int:

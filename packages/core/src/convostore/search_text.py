@@ -44,14 +44,23 @@ def searchable_text(content: Any) -> str:
 
 
 NUL_MARK = "\uffff"
-"""What a NUL of the text becomes in the index (PostgreSQL's text cannot hold NUL). A query
-may hold neither, so no match is made or lost by it."""
+"""What a NUL or a lone surrogate of the text becomes in the index (a database's text cannot
+hold them). A query may hold none of them, so no match is made or lost by it."""
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def index_text(content_json: str) -> str:
     """What the index holds for a message whose stored content is ``content_json``: its
-    searchable text, lower-cased (NUL as ``NUL_MARK``)."""
-    return searchable_text(json.loads(content_json)).lower().replace("\x00", NUL_MARK)
+    searchable text, lower-cased (NUL and lone surrogates as ``NUL_MARK``)."""
+    return _UNSTORABLE.sub(NUL_MARK, searchable_text(json.loads(content_json)).lower())
+
+
+def memory_index_text(path: str, content: bytes | None) -> str:
+    """What the index holds for a memory entry: its path and its content (none when its
+    current version is redacted), joined with a newline, lower-cased (NUL as ``NUL_MARK``)."""
+    text = path if content is None else f"{path}\n{content.decode('utf-8')}"
+    return _UNSTORABLE.sub(NUL_MARK, text.lower())
 
 
 def parse_query(query: object) -> list[str]:

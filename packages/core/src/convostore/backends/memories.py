@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from ..search_text import memory_index_text
 from .keys import key_range, prefix_upper
 
 MEMORY_TABLES = (
@@ -78,7 +79,7 @@ MEMORY_WRITE_FUNCTION = """CREATE OR REPLACE FUNCTION convostore_memory_write(
         p_path text, p_entry text, p_version bigint, p_version_seq bigint, p_entry_size bigint,
         p_created_at bigint, p_entry_updated_at bigint,
         p_seq bigint, p_version_id text, p_operation text, p_version_size bigint,
-        p_version_at bigint, p_content bytea
+        p_version_at bigint, p_content bytea{param}
     ) RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN
     IF p_was_path IS NULL THEN  -- a create: the path must be free
@@ -104,12 +105,12 @@ BEGIN
     END IF;
     IF p_was_path IS NULL THEN
         INSERT INTO convostore_memory_entries (store_id, path, id, version, version_seq, size,
-            created_at, updated_at)
+            created_at, updated_at{column})
         VALUES (p_store, p_path, p_entry, p_version, p_version_seq, p_entry_size, p_created_at,
-            p_entry_updated_at);
+            p_entry_updated_at{value});
     ELSE
         UPDATE convostore_memory_entries SET version = p_version, version_seq = p_version_seq,
-            size = p_entry_size, updated_at = p_entry_updated_at
+            size = p_entry_size, updated_at = p_entry_updated_at{assign}
             WHERE store_id = p_store AND path = p_was_path AND id = p_entry;
     END IF;
     INSERT INTO convostore_memory_versions (store_id, seq, id, entry_id, version, operation,
@@ -118,6 +119,23 @@ BEGIN
         p_version_size, p_version_at, NULL, p_content);
     RETURN true;
 END $$"""
+
+
+def memory_write_function(*, search: bool) -> str:
+    """``MEMORY_WRITE_FUNCTION`` as first written, or (``search``) also writing the entry's
+    searchable text (``backends/search.py``), its last parameter."""
+    parts = {"{param}": "", "{column}": "", "{value}": "", "{assign}": ""}
+    if search:
+        parts = {
+            "{param}": ", p_search_text text",
+            "{column}": ", search_text",
+            "{value}": ", p_search_text",
+            "{assign}": ", search_text = p_search_text",
+        }
+    text = MEMORY_WRITE_FUNCTION
+    for placeholder, value in parts.items():
+        text = text.replace(placeholder, value)
+    return text
 
 
 class MemoryStoreRow(NamedTuple):
@@ -355,7 +373,7 @@ class MemoryStatements(ABC):
         if self.one_statement_writes:
             return bool(
                 self.execute(
-                    f"SELECT convostore_memory_write({', '.join(['?'] * 25)})",
+                    f"SELECT convostore_memory_write({', '.join(['?'] * 26)})",
                     [
                         seen.id,
                         seen.entry_count,
@@ -383,6 +401,7 @@ class MemoryStatements(ABC):
                         version.size,
                         version.created_at,
                         version.content,
+                        memory_index_text(entry.path, entry.content),
                     ],
                 )[0][0]
             )

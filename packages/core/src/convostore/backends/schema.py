@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from .base import POSTGRESQL_ONLY, SQLITE_ONLY
-from .memories import MEMORY_MIGRATION, MEMORY_WRITE_FUNCTION
+from .memories import MEMORY_MIGRATION, memory_write_function
 
 # Tx.append_if_unchanged on PostgreSQL: a function, so that the server plans its statements once
 # per connection (statements are not prepared, for poolers' sake). From the search step on, each
@@ -78,6 +78,32 @@ SEARCH_MIGRATION: list[str] = [
 """The migration step that adds the index (existing rows are indexed by ``reindex``)."""
 
 
+MEMORY_SEARCH_MIGRATION: list[str] = [
+    SQLITE_ONLY + "ALTER TABLE convostore_memory_entries ADD COLUMN search_rid INTEGER",
+    SQLITE_ONLY
+    + "CREATE VIRTUAL TABLE convostore_memory_search USING fts5(text, entry_id UNINDEXED,"
+    " tokenize = 'trigram case_sensitive 1', detail = none)",
+    SQLITE_ONLY
+    + "CREATE TRIGGER convostore_memory_search_gone AFTER DELETE ON convostore_memory_entries"
+    " WHEN old.search_rid IS NOT NULL"
+    " BEGIN DELETE FROM convostore_memory_search WHERE rowid = old.search_rid; END",
+    SQLITE_ONLY + "CREATE INDEX convostore_memory_entries_unindexed"
+    " ON convostore_memory_entries (store_id, path) WHERE search_rid IS NULL",
+    POSTGRESQL_ONLY + "ALTER TABLE convostore_memory_entries ADD COLUMN search_text text",
+    POSTGRESQL_ONLY
+    + _PG_TRGM_INDEX.replace(
+        "%L, %L", "'convostore_memory_entries_search', 'convostore_memory_entries'"
+    ),
+    POSTGRESQL_ONLY + "CREATE INDEX convostore_memory_entries_unindexed"
+    " ON convostore_memory_entries (store_id, path) WHERE search_text IS NULL",
+    POSTGRESQL_ONLY
+    + "DROP FUNCTION convostore_memory_write(text, bigint, bigint, bigint, bigint, bigint,"
+    " bigint, bigint, text, bigint, bigint, bigint, text, text, bigint, bigint, bigint, bigint,"
+    " bigint, bigint, text, text, bigint, bigint, bytea)",
+    POSTGRESQL_ONLY + memory_write_function(search=True),
+]
+"""The migration step that indexes memory entries (path and current content)."""
+
 MIGRATIONS: list[list[str]] = [
     [
         """CREATE TABLE convostore_conversations (
@@ -125,11 +151,12 @@ MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (conversation_id, seq)
         )""",
     ],
-    [POSTGRESQL_ONLY + MEMORY_WRITE_FUNCTION],
+    [POSTGRESQL_ONLY + memory_write_function(search=False)],
     [
         # Tx.append_if_unchanged on PostgreSQL: a function, so that the server plans its
         # statements once per connection (statements are not prepared, for poolers' sake).
         POSTGRESQL_ONLY + APPEND_FUNCTION.format(search="", text="", text_doc=""),
     ],
     SEARCH_MIGRATION,
+    MEMORY_SEARCH_MIGRATION,
 ]

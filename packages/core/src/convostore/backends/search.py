@@ -24,7 +24,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from ..search_text import index_text
+from ..search_text import index_text, memory_index_text
+from .keys import prefix_upper
+from .memories import MemoryEntryRow
 from .rows import MessageRow
 
 # An index row's number on SQLite: the minute of created_at, then a count within that minute.
@@ -170,12 +172,83 @@ class SearchStatements(ABC):
         raise NotImplementedError
 
     def count_unindexed(self) -> int:
-        """How many messages the index lacks (a partial index holds just them)."""
-        return int(
-            self.execute(f"SELECT count(*) FROM convostore_messages m WHERE {self._unindexed}")[0][
-                0
-            ]
+        """How many messages and memory entries the index lacks (partial indexes hold them)."""
+        mark = self._unindexed.removeprefix("m.")
+        [(messages,)] = self.execute(f"SELECT count(*) FROM convostore_messages WHERE {mark}")
+        [(entries,)] = self.execute(f"SELECT count(*) FROM convostore_memory_entries WHERE {mark}")
+        return int(messages) + int(entries)
+
+    # -- memory entries --------------------------------------------------------------------
+
+    def _memory_text(self, row: MemoryEntryRow) -> str:
+        """An entry's text for the index: its content as given, or (a row restored without it,
+        by an import) as its current version holds it."""
+        content = row.content
+        if content is None and row.redacted_at is None:
+            found = self.execute(
+                "SELECT content FROM convostore_memory_versions WHERE store_id = ? AND seq = ?",
+                [row.store_id, row.version_seq],
+            )
+            content = bytes(found[0][0]) if found and found[0][0] is not None else None
+        return memory_index_text(row.path, content)
+
+    def search_memories(self, m: MemoryFilter, limit: int) -> list[MemoryEntryRow]:
+        """The first ``limit`` indexed entries of a memory store matching ``m``, by path, with
+        their current content (None where redacted)."""
+        raise NotImplementedError
+
+    def unindexed_memories(self, m: MemoryFilter) -> list[MemoryEntryRow]:
+        """The entries of ``m``'s store (and prefix, past its cursor) the index lacks, with
+        their content (not matched)."""
+        where, params = _memory_scope(m)
+        mark = self._unindexed.removeprefix("m.")
+        return _entries(
+            self.execute(
+                f"SELECT {_ENTRY_COLUMNS}{_ENTRY_JOIN} WHERE e.{mark} AND {' AND '.join(where)}",
+                params,
+            )
         )
+
+
+class MemoryFilter(NamedTuple):
+    """What a memory search keeps: its terms, the store, a path prefix, and the path after
+    which the page starts (exclusive)."""
+
+    terms: tuple[str, ...]
+    store_id: str
+    prefix: str | None
+    after: str | None
+
+
+_ENTRY_COLUMNS = (
+    "e.store_id, e.path, e.id, e.version, e.version_seq, e.size, e.created_at, e.updated_at,"
+    " v.redacted_at, v.content"
+)
+_ENTRY_JOIN = (
+    " FROM convostore_memory_entries e JOIN convostore_memory_versions v"
+    " ON v.store_id = e.store_id AND v.seq = e.version_seq"
+)
+
+
+def _memory_scope(m: MemoryFilter) -> tuple[list[str], list[Any]]:
+    where, params = ["e.store_id = ?"], [m.store_id]
+    if m.prefix:
+        where.append("e.path >= ?")
+        params.append(m.prefix)
+        upper = prefix_upper(m.prefix)
+        if upper is not None:
+            where.append("e.path < ?")
+            params.append(upper)
+    if m.after is not None:
+        where.append("e.path > ?")
+        params.append(m.after)
+    return where, params
+
+
+def _entries(rows: Iterable[Sequence[Any]]) -> list[MemoryEntryRow]:
+    return [
+        MemoryEntryRow(*r[:9])._replace(content=None if r[9] is None else bytes(r[9])) for r in rows
+    ]
 
 
 class SqliteSearch(SearchStatements):
@@ -265,7 +338,71 @@ class SqliteSearch(SearchStatements):
                 " WHERE conversation_id = ? AND seq = ?",
                 [rid, cid, seq],
             )
-        return len(rows)
+        entries = self.execute(
+            f"SELECT {_ENTRY_COLUMNS}{_ENTRY_JOIN} WHERE e.search_rid IS NULL"
+            " ORDER BY e.store_id, e.path LIMIT ?",
+            [limit - len(rows)],
+        )
+        for entry in _entries(entries):
+            self.execute(
+                "UPDATE convostore_memory_entries SET search_rid = ? WHERE store_id = ? AND path = ?",
+                [self._index_entry(entry), entry.store_id, entry.path],
+            )
+        return len(rows) + len(entries)
+
+    def _index_entry(self, entry: MemoryEntryRow) -> int:
+        """Index a memory entry (its content as read with it); its index row's number."""
+        last = self.execute(
+            "SELECT rowid FROM convostore_memory_search ORDER BY rowid DESC LIMIT 1"
+        )
+        rid = last[0][0] + 1 if last else 1
+        self.execute(
+            "INSERT INTO convostore_memory_search (rowid, text, entry_id) VALUES (?, ?, ?)",
+            [rid, self._memory_text(entry), entry.id],
+        )
+        return rid
+
+    def insert_memory_entry(self, row: MemoryEntryRow) -> None:
+        self.execute(
+            "INSERT INTO convostore_memory_entries (store_id, path, id, version, version_seq,"
+            " size, created_at, updated_at, search_rid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [*row[:8], self._index_entry(row)],
+        )
+
+    def update_memory_entry(self, row: MemoryEntryRow, *, was_at: str) -> None:
+        super().update_memory_entry(row, was_at=was_at)  # type: ignore[misc]
+        self.execute(
+            "UPDATE convostore_memory_search SET text = ? WHERE rowid = (SELECT search_rid"
+            " FROM convostore_memory_entries WHERE id = ?)",
+            [memory_index_text(row.path, row.content), row.id],
+        )
+
+    def redact_memory_version(self, sid: str, seq: int, at: int) -> None:
+        super().redact_memory_version(sid, seq, at)  # type: ignore[misc]
+        for eid, path in self.execute(
+            "SELECT id, path FROM convostore_memory_entries WHERE store_id = ? AND version_seq = ?",
+            [sid, seq],
+        ):
+            self.execute(
+                "UPDATE convostore_memory_search SET text = ? WHERE rowid = (SELECT search_rid"
+                " FROM convostore_memory_entries WHERE id = ?)",
+                [memory_index_text(path, None), eid],
+            )
+
+    def search_memories(self, m: MemoryFilter, limit: int) -> list[MemoryEntryRow]:
+        where, params = _memory_scope(m)
+        grams = _trigrams([t for t in m.terms if len(t) >= 3])
+        match = ["convostore_memory_search MATCH ?"] if grams else []
+        terms = ["instr(s.text, ?) > 0" for _ in m.terms]
+        sql = (
+            f"SELECT {_ENTRY_COLUMNS} FROM convostore_memory_search s"
+            " JOIN convostore_memory_entries e ON e.id = s.entry_id"
+            " JOIN convostore_memory_versions v ON v.store_id = e.store_id"
+            f" AND v.seq = e.version_seq WHERE {' AND '.join([*match, *terms, *where])}"
+            " ORDER BY e.path LIMIT ?"
+        )
+        head = [_fts_query(grams)] if grams else []
+        return _entries(self.execute(sql, [*head, *m.terms, *params, limit]))
 
     def _page(self, f: SearchFilter, *, low: int, high: int, limit: int, exact: bool) -> list[Hit]:
         """Matches of ``f`` among the index rows numbered ``low`` to ``high``: the highest
@@ -366,4 +503,47 @@ class PostgresSearch(SearchStatements):
             "UPDATE convostore_messages SET search_text = ? WHERE conversation_id = ? AND seq = ?",
             [(index_text(content), cid, seq) for cid, seq, content in rows],
         )
-        return len(rows)
+        entries = self.execute(
+            f"SELECT {_ENTRY_COLUMNS}{_ENTRY_JOIN} WHERE e.search_text IS NULL"
+            " ORDER BY e.store_id, e.path LIMIT ?",
+            [limit - len(rows)],
+        )
+        self.executemany(
+            "UPDATE convostore_memory_entries SET search_text = ? WHERE store_id = ? AND path = ?",
+            [(memory_index_text(e.path, e.content), e.store_id, e.path) for e in _entries(entries)],
+        )
+        return len(rows) + len(entries)
+
+    def insert_memory_entry(self, row: MemoryEntryRow) -> None:
+        self.send(
+            "INSERT INTO convostore_memory_entries (store_id, path, id, version, version_seq,"
+            " size, created_at, updated_at, search_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [*row[:8], self._memory_text(row)],
+        )
+
+    def update_memory_entry(self, row: MemoryEntryRow, *, was_at: str) -> None:
+        super().update_memory_entry(row, was_at=was_at)  # type: ignore[misc]
+        self.send(
+            "UPDATE convostore_memory_entries SET search_text = ? WHERE id = ?",
+            [memory_index_text(row.path, row.content), row.id],
+        )
+
+    def redact_memory_version(self, sid: str, seq: int, at: int) -> None:
+        super().redact_memory_version(sid, seq, at)  # type: ignore[misc]
+        for eid, path in self.execute(
+            "SELECT id, path FROM convostore_memory_entries WHERE store_id = ? AND version_seq = ?",
+            [sid, seq],
+        ):
+            self.send(
+                "UPDATE convostore_memory_entries SET search_text = ? WHERE id = ?",
+                [memory_index_text(path, None), eid],
+            )
+
+    def search_memories(self, m: MemoryFilter, limit: int) -> list[MemoryEntryRow]:
+        where, params = _memory_scope(m)
+        likes = ["e.search_text LIKE ? ESCAPE '\\'" for _ in m.terms]
+        sql = (
+            f"SELECT {_ENTRY_COLUMNS}{_ENTRY_JOIN}"
+            f" WHERE {' AND '.join([*likes, *where])} ORDER BY e.path LIMIT ?"
+        )
+        return _entries(self.execute(sql, [*map(_like, m.terms), *params, limit]))
