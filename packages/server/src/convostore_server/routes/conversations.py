@@ -1,0 +1,272 @@
+"""Conversations and their messages: listing, metadata, appends (one or a batch, with
+``Idempotency-Key``), reads, edits and deletes."""
+
+from typing import Annotated, Any
+
+from convostore import ConversationMeta, ListConversationsResult, Message, Order, Role
+from fastapi import APIRouter, Body, Header, Query
+from pydantic import Discriminator, Tag, TypeAdapter
+from starlette.responses import Response
+
+from ..errors import ApiError, not_found
+from .common import (
+    Content,
+    ConversationId,
+    In,
+    Limit,
+    MessageId,
+    Out,
+    json_response,
+    no_content,
+)
+
+
+class NewMessage(In):
+    """A message to append; ``messageId`` makes a retry safe (the same id and message are
+    stored once)."""
+
+    role: Role
+    content: Content
+    metadata: dict[str, Any] | None = None
+    message_id: str | None = None
+
+
+class NewMessages(In):
+    """A batch of messages, appended atomically (all or none)."""
+
+    messages: list[NewMessage]
+
+
+def _one_or_batch(body: Any) -> str:
+    return "batch" if isinstance(body, dict) and "messages" in body else "message"
+
+
+NewMessageOrBatch = Annotated[
+    Annotated[NewMessage, Tag("message")] | Annotated[NewMessages, Tag("batch")],
+    Discriminator(_one_or_batch),
+]
+
+
+class MessagePatch(In):
+    """What to overwrite in a message: ``content``, ``metadata`` (replaced, not merged) or both."""
+
+    content: Content | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class ConversationPatch(In):
+    """A shallow merge into the conversation's metadata: a ``null`` value deletes its key."""
+
+    metadata: dict[str, Any]
+
+
+class Appended(Out):
+    message_id: str
+
+
+class AppendedBatch(Out):
+    message_ids: list[str]
+
+
+_MESSAGE = TypeAdapter(Message)
+_MESSAGES = TypeAdapter(list[Message])
+_META = TypeAdapter(ConversationMeta)
+_CONVERSATIONS = TypeAdapter(ListConversationsResult)
+_APPENDED = TypeAdapter(Appended)
+_APPENDED_BATCH = TypeAdapter(AppendedBatch)
+
+
+def routes(router: APIRouter, Who: Any) -> None:
+    _conversation_routes(router, Who)
+    _message_routes(router, Who)
+
+
+def _conversation_routes(router: APIRouter, Who: Any) -> None:
+    # -- conversations ---------------------------------------------------------------------
+
+    @router.get("/conversations", response_model=ListConversationsResult, tags=["conversations"])
+    async def list_conversations(
+        *,
+        who: Who,
+        limit: Limit = 20,
+        order: Order = "desc",
+        after: Annotated[str | None, Query(description="A nextCursor")] = None,
+        before: Annotated[str | None, Query(description="A previousCursor")] = None,
+    ) -> Response:
+        """Conversations by last activity (a user's own only), a page at a time."""
+        page = await who.store.list_conversations(
+            limit=limit, order=order, after=after, before=before, user_id=who.user_id
+        )
+        return json_response(page, _CONVERSATIONS)
+
+    @router.get(
+        "/conversations/{conversationId}",
+        response_model=ConversationMeta,
+        tags=["conversations"],
+    )
+    async def get_conversation(*, who: Who, conversation_id: ConversationId) -> Response:
+        """The conversation's metadata and counters."""
+        meta = await who.store.get_conversation(
+            conversation_id=conversation_id, user_id=who.user_id
+        )
+        if meta is None:
+            raise not_found(f"conversation {conversation_id!r} not found")
+        return json_response(meta, _META)
+
+    @router.patch(
+        "/conversations/{conversationId}",
+        response_model=ConversationMeta,
+        tags=["conversations"],
+    )
+    async def update_conversation(
+        *, who: Who, conversation_id: ConversationId, patch: ConversationPatch
+    ) -> Response:
+        """Shallow-merge metadata atomically (``null`` deletes a key); creates the
+        conversation (as the caller's) if it does not exist."""
+        meta = await who.store.update_conversation(
+            conversation_id=conversation_id, metadata=patch.metadata, user_id=who.user_id
+        )
+        return json_response(meta, _META)
+
+    @router.delete("/conversations/{conversationId}", status_code=204, tags=["conversations"])
+    async def delete_conversation(*, who: Who, conversation_id: ConversationId) -> Response:
+        """Delete the conversation and its messages (deleting a missing one does nothing)."""
+        await who.store.delete_conversation(conversation_id=conversation_id, user_id=who.user_id)
+        return no_content()
+
+
+def _message_routes(router: APIRouter, Who: Any) -> None:
+
+    @router.get(
+        "/conversations/{conversationId}/messages",
+        response_model=list[Message],
+        tags=["messages"],
+    )
+    async def get_messages(
+        *,
+        who: Who,
+        conversation_id: ConversationId,
+        limit: Limit = 20,
+        order: Order = "asc",
+        after: Annotated[str | None, Query(description="A messageId: the page after it")] = None,
+        before: Annotated[str | None, Query(description="A messageId: the page before it")] = None,
+    ) -> Response:
+        """A page of messages (``[]`` for a conversation that does not exist)."""
+        messages = await who.store.get_messages(
+            conversation_id=conversation_id,
+            limit=limit,
+            order=order,
+            after=after,
+            before=before,
+            user_id=who.user_id,
+        )
+        return json_response(messages, _MESSAGES)
+
+    @router.post(
+        "/conversations/{conversationId}/messages",
+        status_code=201,
+        response_model=Appended | AppendedBatch,
+        tags=["messages"],
+    )
+    async def append(
+        *,
+        who: Who,
+        conversation_id: ConversationId,
+        body: Annotated[NewMessageOrBatch, Body()],
+        idempotency_key: Annotated[
+            str | None,
+            Header(
+                alias="Idempotency-Key",
+                description="Makes a retry safe: the message's id (a batch's n-th message"
+                " without its own id gets '<key>:<n>')",
+            ),
+        ] = None,
+    ) -> Response:
+        """Append one message, or a batch atomically; creates the conversation (as the
+        caller's) if it does not exist."""
+        if isinstance(body, NewMessage):
+            mid = body.message_id
+            if idempotency_key is not None and mid is not None and mid != idempotency_key:
+                raise ApiError(
+                    400,
+                    "invalid_argument",
+                    "messageId and the Idempotency-Key header differ; give one of them",
+                    argument="messageId",
+                )
+            message_id = await who.store.append_message(
+                conversation_id=conversation_id,
+                role=body.role,
+                content=body.content,
+                metadata=body.metadata,
+                user_id=who.user_id,
+                message_id=mid or idempotency_key,
+            )
+            return json_response(Appended(message_id=message_id), _APPENDED, 201)
+        batch: list[Any] = []
+        for i, m in enumerate(body.messages):
+            mid = m.message_id
+            if mid is None and idempotency_key is not None:
+                mid = f"{idempotency_key}:{i}"
+            batch.append(
+                {"role": m.role, "content": m.content, "metadata": m.metadata, "message_id": mid}
+            )
+        ids = await who.store.append_messages(
+            conversation_id=conversation_id, messages=batch, user_id=who.user_id
+        )
+        return json_response(AppendedBatch(message_ids=ids), _APPENDED_BATCH, 201)
+
+    @router.delete("/conversations/{conversationId}/messages", status_code=204, tags=["messages"])
+    async def clear_messages(*, who: Who, conversation_id: ConversationId) -> Response:
+        """Delete every message of the conversation; its metadata stays."""
+        await who.store.clear_messages(conversation_id=conversation_id, user_id=who.user_id)
+        return no_content()
+
+    @router.get(
+        "/conversations/{conversationId}/messages/{messageId}",
+        response_model=Message,
+        tags=["messages"],
+    )
+    async def get_message(
+        *, who: Who, conversation_id: ConversationId, message_id: MessageId
+    ) -> Response:
+        """One message."""
+        message = await who.store.get_message(
+            conversation_id=conversation_id, message_id=message_id, user_id=who.user_id
+        )
+        if message is None:
+            raise not_found(
+                f"message_id {message_id!r} not found in conversation {conversation_id!r}"
+            )
+        return json_response(message, _MESSAGE)
+
+    @router.patch(
+        "/conversations/{conversationId}/messages/{messageId}",
+        response_model=Message,
+        tags=["messages"],
+    )
+    async def update_message(
+        *, who: Who, conversation_id: ConversationId, message_id: MessageId, patch: MessagePatch
+    ) -> Response:
+        """Overwrite the message's content and/or metadata; sets ``updatedAt``."""
+        message = await who.store.update_message(
+            conversation_id=conversation_id,
+            message_id=message_id,
+            content=patch.content,
+            metadata=patch.metadata,
+            user_id=who.user_id,
+        )
+        return json_response(message, _MESSAGE)
+
+    @router.delete(
+        "/conversations/{conversationId}/messages/{messageId}",
+        status_code=204,
+        tags=["messages"],
+    )
+    async def delete_message(
+        *, who: Who, conversation_id: ConversationId, message_id: MessageId
+    ) -> Response:
+        """Delete one message (deleting a missing one does nothing)."""
+        await who.store.delete_message(
+            conversation_id=conversation_id, message_id=message_id, user_id=who.user_id
+        )
+        return no_content()
