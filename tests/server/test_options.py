@@ -256,7 +256,7 @@ def test_token_table_lines() -> None:
     assert line == f"{hash_token(token)} user u_1" and token not in line
     _, admin_line = new_token("admin")
     digest, role = admin_line.split(" ", 1)
-    table = TokenTable.parse(f"# comment\n\n{line}  # alice's laptop\n{digest.upper()} {role}\n")
+    table = TokenTable.parse(f"# comment\n\n{line}\n{digest.upper()} {role}\n")
     assert [p for _, p in table.entries] == [Principal(user_id="u_1"), Principal(admin=True)]
     for bad in ("abc user u", f"{'0' * 64} owner", f"{'0' * 64} user", f"{'g' * 64} admin"):
         with pytest.raises(ValueError, match="line 1"):
