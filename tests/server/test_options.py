@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from convostore import MemoryValidationError
 from convostore_server import Principal, TokenTable, create_app, hash_token, new_token
 from served import (
     BIN,
@@ -129,6 +130,17 @@ def test_cors_allows_the_configured_origin_only(small: Server) -> None:
     assert "access-control-allow-origin" not in other.headers
     read = small.client("alice").get("/conversations", headers={"Origin": "https://app.example"})
     assert read.headers["access-control-allow-origin"] == "https://app.example"
+
+
+def test_cors_credentials_for_any_origin_are_refused_at_start_up() -> None:
+    """``*`` with credentials would let any site read a signed-in user's data (Starlette
+    reflects the origin); the CORS specification forbids the pair, so does create_app."""
+    for origins in (["*"], ["https://app.example", "*"]):
+        with pytest.raises(MemoryValidationError, match="cors_credentials") as refused:
+            create_app("memory://", cors_origins=origins, cors_credentials=True)
+        assert refused.value.argument == "cors_origins"
+    create_app("memory://", cors_origins=["*"])  # without credentials: any origin may read
+    create_app("memory://", cors_origins=["https://app.example"], cors_credentials=True)
 
 
 def test_an_auth_hook_plugs_in_the_apps_own_sessions(tmp_path: Path) -> None:

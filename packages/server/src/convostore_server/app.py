@@ -71,10 +71,18 @@ def create_app(
     ``$CONVOSTORE_SERVER_TOKENS_FILE`` (no token configured: every request is 401); a
     ``TokenTable`` or your own function ``(request) -> Principal | None`` (may be async);
     ``False`` runs without authentication, every caller an admin, for loopback clients only.
-    ``cors_origins`` are the origins a browser may call from. ``max_body_bytes`` bounds a
+    ``cors_origins`` are the origins a browser may call from (``"*"`` for any, but not with
+    ``cors_credentials``, which lets them send cookies). ``max_body_bytes`` bounds a
     request body, checked before it is read (default: the store's content plus metadata
     limits, plus 1 MB).
     """
+    if cors_credentials and "*" in cors_origins:
+        raise MemoryValidationError(
+            "cors_origins holds '*' while cors_credentials is set: any site could then read"
+            " what a signed-in user's browser may (the CORS specification forbids the pair);"
+            " name the origins that may send credentials",
+            argument="cors_origins",
+        )
     async_store, owned = _async_store(store)
     authenticate: Authenticator | None
     if auth is False:
