@@ -190,6 +190,25 @@ def test_idempotency_key_and_message_id_make_retries_safe(server: Server) -> Non
     assert alice.get(f"/conversations/{cid}").json()["messageCount"] == 4
 
 
+def test_an_idempotency_key_reused_with_another_batch_is_409(server: Server) -> None:
+    """A retry carries the same batch: one longer, shorter, or a single message where a batch
+    was (and the other way round) is a different request under the same key."""
+    alice, cid = server.client("alice"), new_id()
+    a, b, c = ({"role": "user", "content": x} for x in "abc")
+    key = {"Idempotency-Key": "k-1"}
+    assert _post(alice, cid, {"messages": [a, b]}, **key).json()["messageIds"] == ["k-1:0", "k-1:1"]
+    for other in ({"messages": [a, b, c]}, {"messages": [a]}, {"messages": []}, a):
+        refused = _post(alice, cid, other, **key)
+        error = _error(refused, 409, "message_id_conflict")
+        assert error["argument"] == "Idempotency-Key", other
+    assert _post(alice, cid, {"messages": [a, b]}, **key).status_code == 201  # the same: a retry
+    assert _post(alice, cid, a, **{"Idempotency-Key": "k-2"}).json() == {"messageId": "k-2"}
+    as_batch = _post(alice, cid, {"messages": [a]}, **{"Idempotency-Key": "k-2"})
+    assert _error(as_batch, 409, "message_id_conflict")["argument"] == "Idempotency-Key"
+    contents = [m["content"] for m in alice.get(f"/conversations/{cid}/messages").json()]
+    assert contents == ["a", "b", "a"]
+
+
 def test_a_batch_is_atomic(server: Server) -> None:
     alice, cid = server.client("alice"), new_id()
     bad = {"messages": [{"role": "user", "content": "ok"}, {"role": "user", "content": 12}]}

@@ -3,7 +3,14 @@
 
 from typing import Annotated, Any
 
-from convostore import ConversationMeta, ListConversationsResult, Message, Order, Role
+from convostore import (
+    ConversationMeta,
+    ListConversationsResult,
+    MemoryValidationError,
+    Message,
+    Order,
+    Role,
+)
 from fastapi import APIRouter, Body, Header, Query
 from pydantic import Discriminator, Tag, TypeAdapter
 from starlette.responses import Response
@@ -19,6 +26,7 @@ from .common import (
     json_response,
     no_content,
 )
+from .principal import Caller
 
 
 class NewMessage(In):
@@ -74,6 +82,31 @@ _META = TypeAdapter(ConversationMeta)
 _CONVERSATIONS = TypeAdapter(ListConversationsResult)
 _APPENDED = TypeAdapter(Appended)
 _APPENDED_BATCH = TypeAdapter(AppendedBatch)
+
+
+async def _same_request(
+    who: Caller, cid: str, key: str, keyed: list[int] | None, size: int = 0
+) -> None:
+    """Refuse a request that reuses an ``Idempotency-Key`` for another one: a retry holds the
+    ids the key gave all or none (``key`` for one message, ``key:<i>`` for the batch's
+    positions ``keyed``), and none of the other form or beyond the batch's ``size``. (The core
+    compares each message a retry sends again; only the batch's shape is checked here.)"""
+    probe = [key, *(f"{key}:{i}" for i in range(size + 1))]
+    try:
+        held = await who.store.existing_message_ids(
+            conversation_id=cid, message_ids=probe, user_id=who.user_id
+        )
+    except MemoryValidationError:
+        return  # a key no id can be made of: the append refuses it, naming the message's id
+    given = {key} if keyed is None else {f"{key}:{i}" for i in keyed}
+    if held and held != given:
+        raise ApiError(
+            409,
+            "message_id_conflict",
+            f"Idempotency-Key {key!r} was used for another request (a batch of another length,"
+            " or one message where this is a batch, or the other way round): use a new key",
+            argument="Idempotency-Key",
+        )
 
 
 def routes(router: APIRouter, Who: Any) -> None:
@@ -193,6 +226,8 @@ def _message_routes(router: APIRouter, Who: Any) -> None:
                     "messageId and the Idempotency-Key header differ; give one of them",
                     argument="messageId",
                 )
+            if idempotency_key is not None and mid is None:
+                await _same_request(who, conversation_id, idempotency_key, None)
             message_id = await who.store.append_message(
                 conversation_id=conversation_id,
                 role=body.role,
@@ -203,13 +238,17 @@ def _message_routes(router: APIRouter, Who: Any) -> None:
             )
             return json_response(Appended(message_id=message_id), _APPENDED, 201)
         batch: list[Any] = []
+        keyed: list[int] = []
         for i, m in enumerate(body.messages):
             mid = m.message_id
             if mid is None and idempotency_key is not None:
                 mid = f"{idempotency_key}:{i}"
+                keyed.append(i)
             batch.append(
                 {"role": m.role, "content": m.content, "metadata": m.metadata, "message_id": mid}
             )
+        if idempotency_key is not None:
+            await _same_request(who, conversation_id, idempotency_key, keyed, len(batch))
         ids = await who.store.append_messages(
             conversation_id=conversation_id, messages=batch, user_id=who.user_id
         )
