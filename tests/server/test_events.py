@@ -114,8 +114,19 @@ def test_another_server_process_writes_and_this_one_streams(
 def test_who_may_subscribe(server: Server, streams: list[EventStream]) -> None:
     alice, cid = server.client("alice"), new_id()
     alice.post(f"/conversations/{cid}/messages", json={"role": "user", "content": "mine"})
+    # To bob it is as a missing conversation: a stream that shows nothing of alice's, until
+    # the id is free and bob's own conversation has it.
     bob = _subscribe(streams, server, cid, "bob")
-    assert bob.status == 404 and bob.next()["error"]["error"]["code"] == "not_found"
+    assert bob.status == 200
+    alice.post(f"/conversations/{cid}/messages", json={"role": "user", "content": "mine too"})
+    alice.delete(f"/conversations/{cid}")
+    server.client("bob").post(
+        f"/conversations/{cid}/messages", json={"role": "user", "content": "bob's"}
+    )
+    event = bob.next_event()
+    assert (event["event"], event["data"]["message"]["content"]) == ("message.created", "bob's")
+    cid = new_id()
+    alice.post(f"/conversations/{cid}/messages", json={"role": "user", "content": "mine"})
     for bad in ("abc", "-1", "1.5", "9" * 20, "9" * 5000):
         refused = _subscribe(streams, server, cid, **{"Last-Event-ID": bad})
         assert refused.status == 400, bad

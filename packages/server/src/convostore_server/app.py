@@ -98,11 +98,13 @@ def create_app(
         max_body_bytes = limits.max_content_bytes + limits.max_metadata_bytes + 1024 * 1024
 
     hub = ChangeHub(async_store)
+    ctx = Context(async_store, authenticate)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
         await hub.close()
+        await ctx.aclose()
         if owned:
             await async_store.aclose()
 
@@ -112,7 +114,6 @@ def create_app(
         description="Conversations, messages and memory stores of a convostore database.",
         lifespan=lifespan,
     )
-    ctx = Context(async_store, authenticate)
     app.state.convostore = async_store
     app.include_router(_router(ctx, hub))
 

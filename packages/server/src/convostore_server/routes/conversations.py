@@ -139,8 +139,8 @@ def _conversation_routes(router: APIRouter, Who: Any) -> None:
     )
     async def get_conversation(*, who: Who, conversation_id: ConversationId) -> Response:
         """The conversation's metadata and counters."""
-        meta = await who.store.get_conversation(
-            conversation_id=conversation_id, user_id=who.user_id
+        meta = await who.call(
+            lambda s: s.get_conversation(conversation_id=conversation_id, user_id=who.user_id)
         )
         if meta is None:
             raise not_found(f"conversation {conversation_id!r} not found")
@@ -164,7 +164,9 @@ def _conversation_routes(router: APIRouter, Who: Any) -> None:
     @router.delete("/conversations/{conversationId}", status_code=204, tags=["conversations"])
     async def delete_conversation(*, who: Who, conversation_id: ConversationId) -> Response:
         """Delete the conversation and its messages (deleting a missing one does nothing)."""
-        await who.store.delete_conversation(conversation_id=conversation_id, user_id=who.user_id)
+        await who.call(
+            lambda s: s.delete_conversation(conversation_id=conversation_id, user_id=who.user_id)
+        )
         return no_content()
 
 
@@ -185,13 +187,15 @@ def _message_routes(router: APIRouter, Who: Any) -> None:
         before: Annotated[str | None, Query(description="A messageId: the page before it")] = None,
     ) -> Response:
         """A page of messages (``[]`` for a conversation that does not exist)."""
-        messages = await who.store.get_messages(
-            conversation_id=conversation_id,
-            limit=limit,
-            order=order,
-            after=after,
-            before=before,
-            user_id=who.user_id,
+        messages = await who.call(
+            lambda s: s.get_messages(
+                conversation_id=conversation_id,
+                limit=limit,
+                order=order,
+                after=after,
+                before=before,
+                user_id=who.user_id,
+            )
         )
         return json_response(messages, _MESSAGES)
 
@@ -257,7 +261,9 @@ def _message_routes(router: APIRouter, Who: Any) -> None:
     @router.delete("/conversations/{conversationId}/messages", status_code=204, tags=["messages"])
     async def clear_messages(*, who: Who, conversation_id: ConversationId) -> Response:
         """Delete every message of the conversation; its metadata stays."""
-        await who.store.clear_messages(conversation_id=conversation_id, user_id=who.user_id)
+        await who.call(
+            lambda s: s.clear_messages(conversation_id=conversation_id, user_id=who.user_id)
+        )
         return no_content()
 
     @router.get(
@@ -269,8 +275,10 @@ def _message_routes(router: APIRouter, Who: Any) -> None:
         *, who: Who, conversation_id: ConversationId, message_id: MessageId
     ) -> Response:
         """One message."""
-        message = await who.store.get_message(
-            conversation_id=conversation_id, message_id=message_id, user_id=who.user_id
+        message = await who.call(
+            lambda s: s.get_message(
+                conversation_id=conversation_id, message_id=message_id, user_id=who.user_id
+            )
         )
         if message is None:
             raise not_found(
@@ -287,12 +295,14 @@ def _message_routes(router: APIRouter, Who: Any) -> None:
         *, who: Who, conversation_id: ConversationId, message_id: MessageId, patch: MessagePatch
     ) -> Response:
         """Overwrite the message's content and/or metadata; sets ``updatedAt``."""
-        message = await who.store.update_message(
-            conversation_id=conversation_id,
-            message_id=message_id,
-            content=patch.content,
-            metadata=patch.metadata,
-            user_id=who.user_id,
+        message = await who.call(
+            lambda s: s.update_message(
+                conversation_id=conversation_id,
+                message_id=message_id,
+                content=patch.content,
+                metadata=patch.metadata,
+                user_id=who.user_id,
+            )
         )
         return json_response(message, _MESSAGE)
 
@@ -305,7 +315,9 @@ def _message_routes(router: APIRouter, Who: Any) -> None:
         *, who: Who, conversation_id: ConversationId, message_id: MessageId
     ) -> Response:
         """Delete one message (deleting a missing one does nothing)."""
-        await who.store.delete_message(
-            conversation_id=conversation_id, message_id=message_id, user_id=who.user_id
+        await who.call(
+            lambda s: s.delete_message(
+                conversation_id=conversation_id, message_id=message_id, user_id=who.user_id
+            )
         )
         return no_content()

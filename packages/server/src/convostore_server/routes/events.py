@@ -26,6 +26,14 @@ def _event(change: ConversationChange) -> ServerSentEvent:
     )
 
 
+async def _changes(who: Caller, cid: str, after: int | None) -> ConversationChanges:
+    return await who.call(
+        lambda s: s.get_changes(
+            conversation_id=cid, after=after, limit=s.limits.max_page_size, user_id=who.user_id
+        )
+    )
+
+
 def routes(router: APIRouter, Who: Any, hub: ChangeHub) -> None:
     async def first_changes(
         *,
@@ -51,12 +59,7 @@ def routes(router: APIRouter, Who: Any, hub: ChangeHub) -> None:
                     argument="Last-Event-ID",
                 )
             after = int(last_event_id)
-        changes = await who.store.get_changes(
-            conversation_id=conversation_id,
-            after=after,
-            limit=who.store.limits.max_page_size,
-            user_id=who.user_id,
-        )
+        changes = await _changes(who, conversation_id, after)
         return who, conversation_id, changes
 
     @router.get(
@@ -80,11 +83,9 @@ def routes(router: APIRouter, Who: Any, hub: ChangeHub) -> None:
         while True:
             wake = await hub.next_change()
             try:
-                changes = await who.store.get_changes(
-                    conversation_id=cid, after=cursor, limit=page, user_id=who.user_id
-                )
-            except ConvostoreError:  # deleted and made anew by someone else, or a failure
-                return  # the client reconnects with its Last-Event-ID
+                changes = await _changes(who, cid, cursor)
+            except ConvostoreError:  # the database failed: the client reconnects and resumes
+                return
             for change in changes.items:
                 yield _event(change)
             cursor = changes.cursor

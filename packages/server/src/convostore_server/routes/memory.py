@@ -83,7 +83,7 @@ def routes(router: APIRouter, Who: Any) -> None:
     )
     async def get_memory_store(*, who: Who, memory_store_id: MemoryStoreId) -> Response:
         """The memory store with its ``entryCount`` and ``totalSize``."""
-        found = await who.store.get_memory_store(memory_store_id, user_id=who.user_id)
+        found = await who.call(lambda s: s.get_memory_store(memory_store_id, user_id=who.user_id))
         if found is None:
             raise not_found(f"memory_store_id {memory_store_id!r} not found")
         return json_response(found, _STORE)
@@ -92,7 +92,7 @@ def routes(router: APIRouter, Who: Any) -> None:
     async def delete_memory_store(*, who: Who, memory_store_id: MemoryStoreId) -> Response:
         """Delete the memory store with every entry and version (deleting a missing one does
         nothing)."""
-        await who.store.delete_memory_store(memory_store_id, user_id=who.user_id)
+        await who.call(lambda s: s.delete_memory_store(memory_store_id, user_id=who.user_id))
         return no_content()
 
     @router.post(
@@ -105,8 +105,8 @@ def routes(router: APIRouter, Who: Any) -> None:
         *, who: Who, memory_store_id: MemoryStoreId, body: NewMemory
     ) -> Response:
         """Create an entry at a path (version 1); a live path is 409 ``path_conflict``."""
-        entry = await who.store.create_memory(
-            memory_store_id, body.path, body.content, user_id=who.user_id
+        entry = await who.call(
+            lambda s: s.create_memory(memory_store_id, body.path, body.content, user_id=who.user_id)
         )
         return json_response(entry, _ENTRY, 201)
 
@@ -126,8 +126,14 @@ def routes(router: APIRouter, Who: Any) -> None:
         after: Annotated[str | None, Query(description="A nextCursor")] = None,
     ) -> Response:
         """Live entries by path, without their content."""
-        page = await who.store.list_memories(
-            memory_store_id, path_prefix=path_prefix, limit=limit, after=after, user_id=who.user_id
+        page = await who.call(
+            lambda s: s.list_memories(
+                memory_store_id,
+                path_prefix=path_prefix,
+                limit=limit,
+                after=after,
+                user_id=who.user_id,
+            )
         )
         return json_response(page, _ENTRIES)
 
@@ -140,7 +146,9 @@ def routes(router: APIRouter, Who: Any) -> None:
         *, who: Who, memory_store_id: MemoryStoreId, entry_id: EntryId
     ) -> Response:
         """One live entry with its content."""
-        entry = await who.store.get_memory(memory_store_id, entry_id, user_id=who.user_id)
+        entry = await who.call(
+            lambda s: s.get_memory(memory_store_id, entry_id, user_id=who.user_id)
+        )
         if entry is None:
             raise not_found(
                 f"entry_id {entry_id!r} is not a live entry of memory store {memory_store_id!r}"
@@ -157,13 +165,15 @@ def routes(router: APIRouter, Who: Any) -> None:
     ) -> Response:
         """A new version of the entry if ``version`` is current, else 409 ``version_conflict``
         with ``currentVersion``."""
-        entry = await who.store.update_memory(
-            memory_store_id,
-            entry_id,
-            body.content,
-            body.version,
-            path=body.path,
-            user_id=who.user_id,
+        entry = await who.call(
+            lambda s: s.update_memory(
+                memory_store_id,
+                entry_id,
+                body.content,
+                body.version,
+                path=body.path,
+                user_id=who.user_id,
+            )
         )
         return json_response(entry, _ENTRY)
 
@@ -182,8 +192,10 @@ def routes(router: APIRouter, Who: Any) -> None:
         ] = None,
     ) -> Response:
         """Delete the entry: returns the deletion version (the same one again on a retry)."""
-        deleted = await who.store.delete_memory(
-            memory_store_id, entry_id, version=version, user_id=who.user_id
+        deleted = await who.call(
+            lambda s: s.delete_memory(
+                memory_store_id, entry_id, version=version, user_id=who.user_id
+            )
         )
         return json_response(deleted, _VERSION)
 
@@ -203,8 +215,10 @@ def routes(router: APIRouter, Who: Any) -> None:
         after: Annotated[str | None, Query(description="A nextCursor")] = None,
     ) -> Response:
         """Versions without their content, oldest first."""
-        page = await who.store.list_memory_versions(
-            memory_store_id, entry_id=entry_id, limit=limit, after=after, user_id=who.user_id
+        page = await who.call(
+            lambda s: s.list_memory_versions(
+                memory_store_id, entry_id=entry_id, limit=limit, after=after, user_id=who.user_id
+            )
         )
         return json_response(page, _VERSIONS)
 
@@ -217,7 +231,9 @@ def routes(router: APIRouter, Who: Any) -> None:
         *, who: Who, memory_store_id: MemoryStoreId, version_id: VersionId
     ) -> Response:
         """One version with its content (none for a deletion or a redacted version)."""
-        found = await who.store.get_memory_version(memory_store_id, version_id, user_id=who.user_id)
+        found = await who.call(
+            lambda s: s.get_memory_version(memory_store_id, version_id, user_id=who.user_id)
+        )
         if found is None:
             raise not_found(
                 f"version_id {version_id!r} not found in memory store {memory_store_id!r}"
@@ -235,7 +251,7 @@ def routes(router: APIRouter, Who: Any) -> None:
         """Admins only: erase one version's content for good (its metadata stays)."""
         if not who.principal.admin:
             raise ApiError(403, "forbidden", "redaction is for admins only")
-        redacted = await who.store.redact_memory_version(
-            memory_store_id, version_id, user_id=who.user_id
+        redacted = await who.call(
+            lambda s: s.redact_memory_version(memory_store_id, version_id, user_id=who.user_id)
         )
         return json_response(redacted, _VERSION)

@@ -3,10 +3,15 @@ every endpoint gets, and ``GET /me``."""
 
 import inspect
 import ipaddress
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
-from convostore import AsyncConversationStore
+from convostore import (
+    AsyncConversationStore,
+    ConversationOwnershipError,
+    MemoryStoreOwnershipError,
+)
 from fastapi import APIRouter, Depends, Query
 from fastapi.security import HTTPBearer
 from pydantic import TypeAdapter
@@ -28,13 +33,32 @@ class Me(Out):
 _ME = TypeAdapter(Me)
 
 
+T = TypeVar("T")
+
+
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """A request's principal, the ``user_id`` every core call gets, and the store to call."""
+    """A request's principal, the ``user_id`` every core call gets, and the store to call.
+
+    ``call(lambda store: ...)`` makes a core call that names a conversation or a memory store:
+    where it meets another user's (or, for a user, nobody's), it is made again on ``nothing``,
+    a store that holds nothing, and answers what a missing one answers, byte for byte. Only
+    the calls that create what they name (an append, a metadata merge) use ``store`` itself:
+    those answer 404 for another user's conversation, as a free id would be created.
+    """
 
     principal: Principal
     user_id: str | None
     store: AsyncConversationStore
+    nothing: AsyncConversationStore | None = None
+
+    async def call(self, call: Callable[[AsyncConversationStore], Awaitable[T]]) -> T:
+        try:
+            return await call(self.store)
+        except (ConversationOwnershipError, MemoryStoreOwnershipError):
+            if self.nothing is None:
+                raise
+            return await call(self.nothing)
 
 
 def _loopback(connection: HTTPConnection) -> bool:
@@ -55,7 +79,14 @@ class Context:
         self.scoped = AsyncConversationStore(
             sync=store.sync.with_strict_ownership(), inline=store.inline
         )
+        # What a missing conversation or memory store answers, for `Caller.call`: the same
+        # call on a store with the same limits that holds nothing (and is never written: no
+        # call made there creates anything).
+        self.nothing = AsyncConversationStore("memory://", limits=store.limits)
         self.auth = auth
+
+    async def aclose(self) -> None:
+        await self.nothing.aclose()
 
     async def principal(self, connection: HTTPConnection) -> Principal:
         if self.auth is None:  # no authentication: local use only
@@ -82,7 +113,9 @@ class Context:
                     403, "forbidden", "userId: a user acts only as themself", argument="userId"
                 )
             user_id = principal.user_id
-        return Caller(principal, user_id, self.store if user_id is None else self.scoped)
+        if user_id is None:
+            return Caller(principal, None, self.store)
+        return Caller(principal, user_id, self.scoped, self.nothing)
 
 
 def caller_dependency(ctx: Context) -> Any:
