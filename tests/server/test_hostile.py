@@ -1,16 +1,21 @@
-"""Hostile input to the server beyond the request bodies of ``test_conversations.py`` (whose
-``test_hostile_values_in_paths_queries_and_bodies`` and ``test_bad_bodies_...`` stay there):
-user ids in tokens, ..."""
+"""Hostile input to the server, beyond the hostile bodies, paths and queries of
+``test_conversations.py`` (``test_bad_bodies_...``, ``test_hostile_values_...``) and the
+forged cursors of ``test_isolation.py``: user ids in tokens, strangers' bodies, bodies held at
+once, request heads too big or too slow; against a real uvicorn."""
 
 from __future__ import annotations
 
+import json
+import select
+import socket
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from convostore_server import Principal, TokenTable, hash_token, new_token
-from served import BIN, clean_env, free_port, spawn, stop
+from served import BIN, Server, clean_env, free_port, spawn, start, start_factory, stop
 
 # User ids as an attacker would pick them: a comment sign, line breaks of every kind (one
 # that forges an admin's line), white space at either end, controls, invisible formatting, a
@@ -127,3 +132,153 @@ def test_blank_and_comment_lines_and_windows_line_ends() -> None:
     table = TokenTable.parse(text)
     assert [p for _, p in table.entries] == [Principal(user_id="bob"), Principal(admin=True)]
     assert {d for d, _ in table.entries} == {GOOD}
+
+
+# -- requests as raw bytes ---------------------------------------------------------------------
+
+
+def _connect(server: Server) -> socket.socket:
+    port = int(server.base.rsplit(":", 1)[1])
+    sock = socket.create_connection(("127.0.0.1", port), timeout=60)  # 60 s: a hang guard
+    return sock
+
+
+def _response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
+    """The next response on ``sock``: status, headers (lower-case names), body."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, f"the connection closed before a response: {data!r}"
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+    while len(body) < int(headers.get("content-length", "0")):
+        chunk = sock.recv(65536)
+        assert chunk, "the connection closed inside a response body"
+        body += chunk
+    return int(status_line.split()[1]), headers, body
+
+
+def _answered(sock: socket.socket) -> bool:
+    """Whether the server has sent something (or closed), without waiting for it."""
+    return bool(select.select([sock], [], [], 0)[0])
+
+
+def _closed(sock: socket.socket) -> bool:
+    return sock.recv(1) == b""
+
+
+def test_a_strangers_body_is_never_read(server: Server) -> None:
+    """No token, or a wrong one: the answer comes from the request's head alone, though the
+    body it announces (100 MB, or chunked without end) never comes, and the connection
+    closes; the server read none of it."""
+    for credentials in (b"", b"Authorization: Bearer not-a-token\r\n"):
+        for framing in (b"Content-Length: 100000000\r\n", b"Transfer-Encoding: chunked\r\n"):
+            with _connect(server) as sock:
+                sock.sendall(
+                    b"POST /conversations/c/messages HTTP/1.1\r\nHost: x\r\n"
+                    b"Content-Type: application/json\r\n" + credentials + framing + b"\r\n"
+                )
+                status, headers, body = _response(sock)
+                assert status == 401 and headers["connection"] == "close"
+                assert headers["www-authenticate"] == "Bearer"
+                assert json.loads(body)["error"]["code"] == "unauthenticated"
+                assert _closed(sock)
+    assert server.client("alice").get("/me").status_code == 200
+
+
+@pytest.fixture(scope="module")
+def tight(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("tight")
+    running = start_factory("tight_budget", f"sqlite:///{tmp / 'tight.db'}", tmp)
+    yield running
+    running.stop()
+
+
+def _held_post(server: Server, size: int) -> socket.socket:
+    """A POST announcing ``size`` bytes whose body is not sent yet, once the server waits for
+    it (``100 Continue``: it took the request, and reserved its body's bytes)."""
+    sock = _connect(server)
+    sock.sendall(
+        b"POST /conversations/budget/messages HTTP/1.1\r\nHost: x\r\n"
+        b"Authorization: Bearer " + server.tokens["alice"].encode() + b"\r\n"
+        b"Content-Type: application/json\r\nExpect: 100-continue\r\n"
+        b"Content-Length: " + str(size).encode() + b"\r\n\r\n"
+    )
+    assert _response(sock)[0] == 100
+    return sock
+
+
+def _body(size: int) -> bytes:
+    text = b'{"role": "user", "content": "'
+    return text + b"x" * (size - len(text) - 2) + b'"}'
+
+
+def test_the_bodies_held_at_once_are_bounded(tight: Server) -> None:
+    """Three requests of 1,000 bytes hold the 3,000 the server takes at once: a fourth is 503
+    before its body is read; once one is answered, there is room again."""
+    held = [_held_post(tight, 1000) for _ in range(3)]
+    try:
+        with _connect(tight) as sock:
+            sock.sendall(
+                b"POST /conversations/budget/messages HTTP/1.1\r\nHost: x\r\n"
+                b"Authorization: Bearer " + tight.tokens["alice"].encode() + b"\r\n"
+                b"Content-Type: application/json\r\nContent-Length: 10\r\n\r\n"
+            )
+            status, headers, body = _response(sock)
+            assert (status, headers["retry-after"]) == (503, "1")
+            assert json.loads(body)["error"]["code"] == "overloaded"
+        assert tight.client("alice").get("/me").status_code == 200  # no body: no bytes held
+        held[0].sendall(_body(1000))
+        assert _response(held[0])[0] == 201
+        posted = tight.client("alice").post(
+            "/conversations/budget/messages",
+            content=_body(900),
+            headers={"content-type": "application/json"},
+        )
+        assert posted.status_code == 201, posted.text
+    finally:
+        for sock in held:
+            sock.close()
+    # the closed ones gave their bytes back: three fit again
+    for sock in [_held_post(tight, 1000) for _ in range(3)]:
+        sock.close()
+
+
+def test_a_request_head_over_the_bound_is_431(server: Server) -> None:
+    with _connect(server) as sock:
+        sock.sendall(b"GET /me HTTP/1.1\r\nHost: x\r\nX-Filler: ")
+        for _ in range(16):  # one header without end, 4 KB at a time, past the bound (64 KB)
+            sock.sendall(b"a" * 4096)
+            if _answered(sock):
+                break
+        status, headers, body = _response(sock)
+        assert (status, headers["connection"]) == (431, "close")
+        assert json.loads(body)["error"]["code"] == "too_large"
+        assert _closed(sock)
+    with _connect(server) as sock:  # a whole head (a long URL) over the bound, in one send
+        sock.sendall(b"GET /conversations/" + b"x" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert _response(sock)[0] == 431
+
+
+def test_half_sent_requests_are_closed_after_the_header_timeout(tmp_path: Path) -> None:
+    """200 connections sending half a request head, and one sending nothing: each is answered
+    408 and closed once the head timeout (1 s here) has passed; the server serves on."""
+    server = start(f"sqlite:///{tmp_path / 's.db'}", tmp_path, "--header-timeout", "1")
+    try:
+        idle = _connect(server)
+        slow = []
+        for _ in range(200):
+            sock = _connect(server)
+            sock.sendall(b"GET /me HTTP/1.1\r\nHost: x\r\nAuthoriz")
+            slow.append(sock)
+        for sock in [idle, *slow]:
+            status, headers, body = _response(sock)
+            assert (status, headers["connection"]) == (408, "close")
+            assert json.loads(body)["error"]["code"] == "request_timeout"
+            assert _closed(sock)
+            sock.close()
+        assert server.client("alice").get("/me").status_code == 200
+    finally:
+        server.stop()

@@ -20,10 +20,10 @@ from starlette.responses import RedirectResponse, Response
 from .auth import Authenticator, TokenTable
 from .errors import install_error_handlers
 from .hub import ChangeHub
-from .middleware import DeclaredSizeLimit, EncodedSlashes
+from .middleware import BodyBudget, DeclaredSizeLimit, EncodedSlashes
 from .routes import conversations, events, memory, principal
 from .routes.common import ERRORS
-from .routes.principal import Context, caller_dependency
+from .routes.principal import AuthenticateFirst, Context, caller_dependency
 from .webview import web_app
 
 log = logging.getLogger("convostore_server")
@@ -63,6 +63,7 @@ def create_app(
     cors_origins: Sequence[str] = (),
     cors_credentials: bool = False,
     max_body_bytes: int | None = None,
+    max_inflight_body_bytes: int | None = None,
 ) -> FastAPI:
     """The ASGI app serving ``store`` (a store, its async twin, a URL, or None for the default
     of ``ConversationStore()``); mount it in your own app or run it with uvicorn.
@@ -74,7 +75,10 @@ def create_app(
     ``cors_origins`` are the origins a browser may call from (``"*"`` for any, but not with
     ``cors_credentials``, which lets them send cookies). ``max_body_bytes`` bounds a
     request body, checked before it is read (default: the store's content plus metadata
-    limits, plus 1 MB).
+    limits, plus 1 MB); ``max_inflight_body_bytes`` bounds the request bodies this process
+    holds at once (default: twice ``max_body_bytes``, at least 256 MiB; a request over it is
+    503 ``overloaded``). Every request is authenticated from its head before any body is
+    read; a refused one's body is never read.
     """
     if cors_credentials and "*" in cors_origins:
         raise MemoryValidationError(
@@ -96,6 +100,14 @@ def create_app(
     limits = async_store.limits
     if max_body_bytes is None:
         max_body_bytes = limits.max_content_bytes + limits.max_metadata_bytes + 1024 * 1024
+    if max_inflight_body_bytes is None:
+        max_inflight_body_bytes = max(2 * max_body_bytes, 256 * 1024 * 1024)
+    if max_inflight_body_bytes < max_body_bytes:
+        raise MemoryValidationError(
+            f"max_inflight_body_bytes ({max_inflight_body_bytes}) is under max_body_bytes"
+            f" ({max_body_bytes}): a request of the largest size could never be taken",
+            argument="max_inflight_body_bytes",
+        )
 
     hub = ChangeHub(async_store)
     ctx = Context(async_store, authenticate)
@@ -123,8 +135,12 @@ def create_app(
 
     app.mount("/ui", web_app(), name="ui")  # the web view: static files, no data
     install_error_handlers(app)
+    # From the inside out: a body cut at its bound as it streams, the bodies held at once,
+    # a declared length over the bound, the principal (before any body is read).
     app.add_middleware(RequestBodyLimitMiddleware, max_body_size=max_body_bytes)
+    app.add_middleware(BodyBudget, max_bytes=max_inflight_body_bytes)
     app.add_middleware(DeclaredSizeLimit, max_bytes=max_body_bytes)
+    app.add_middleware(AuthenticateFirst, ctx=ctx)
     if cors_origins:
         app.add_middleware(
             CORSMiddleware,

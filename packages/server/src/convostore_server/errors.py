@@ -63,6 +63,7 @@ class ApiError(Exception):
         super().__init__(message)
         self.status = status
         self.detail = ErrorDetail(code=code, message=message, argument=argument)
+        self.headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
 
 
 def not_found(message: str) -> ApiError:
@@ -122,6 +123,7 @@ _HTTP_CODES = {
     405: "method_not_allowed",
     413: "too_large",
     415: "unsupported_media_type",
+    503: "overloaded",  # the request bodies in flight are at their bound (BodyBudget)
 }
 
 
@@ -140,8 +142,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def api_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)
-        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-        return error_response(exc.status, exc.detail, headers)
+        return error_response(exc.status, exc.detail, exc.headers)
 
     async def convostore_error(request: Request, exc: Exception) -> Response:
         if isinstance(exc, ContentTooLargeError):

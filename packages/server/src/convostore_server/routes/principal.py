@@ -17,9 +17,10 @@ from fastapi.security import HTTPBearer
 from pydantic import TypeAdapter
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..auth import Authenticator, Principal
-from ..errors import ApiError
+from ..errors import ApiError, error_response
 from .common import Out, json_response
 
 
@@ -118,6 +119,39 @@ class Context:
         return Caller(principal, user_id, self.scoped, self.nothing)
 
 
+_AUTHENTICATED = "convostore_server.principal"
+"""The key in a request's ``state`` of what ``AuthenticateFirst`` found."""
+
+
+class AuthenticateFirst:
+    """Authenticate each request from its head, before anything reads its body (FastAPI
+    reads a body before the routes' dependencies run): the principal, or the refusal, waits
+    in the request's ``state`` for ``caller_dependency``. A refused request that carries a
+    body is answered at once and its connection closed: a stranger's body is never read."""
+
+    def __init__(self, app: ASGIApp, ctx: Context) -> None:
+        self.app = app
+        self.ctx = ctx
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        connection = HTTPConnection(scope)
+        found: Principal | ApiError
+        try:
+            found = await self.ctx.principal(connection)
+        except ApiError as refused:
+            headers = connection.headers
+            if headers.get("content-length", "0").strip() != "0" or "transfer-encoding" in headers:
+                closing = {**refused.headers, "Connection": "close"}
+                await error_response(refused.status, refused.detail, closing)(scope, receive, send)
+                return
+            found = refused
+        scope.setdefault("state", {})[_AUTHENTICATED] = found
+        await self.app(scope, receive, send)
+
+
 def caller_dependency(ctx: Context) -> Any:
     """The dependency giving each endpoint its ``Caller`` (and declaring bearer auth)."""
     bearer = HTTPBearer(auto_error=False, description="A token of the server's token table")
@@ -133,7 +167,10 @@ def caller_dependency(ctx: Context) -> Any:
             ),
         ] = None,
     ) -> Caller:
-        return ctx.caller(await ctx.principal(connection), as_user)
+        found = connection.scope["state"][_AUTHENTICATED]  # by AuthenticateFirst
+        if isinstance(found, ApiError):
+            raise found
+        return ctx.caller(found, as_user)
 
     return Annotated[Caller, Depends(caller)]
 
