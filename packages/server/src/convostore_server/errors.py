@@ -127,6 +127,11 @@ _HTTP_CODES = {
 }
 
 
+def http_code(status: int) -> str:
+    """The error code of an HTTP status the server answers for itself (404, 405, ...)."""
+    return _HTTP_CODES.get(status, "http_error")
+
+
 def _location(loc: Sequence[Any]) -> str:
     """The argument a request validation error names: ``messages.0.role``, ``limit``."""
     parts = list(loc)
@@ -187,7 +192,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        code = _HTTP_CODES.get(exc.status_code, "http_error")
+        code = http_code(exc.status_code)
         if exc.status_code >= 500:
             log.error("HTTP %s on %s %s", exc.status_code, request.method, request.url.path)
         return error_response(
