@@ -14,8 +14,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from convostore_server import Principal, TokenTable, hash_token, new_token
+from convostore_server import Principal, TokenTable, create_app, hash_token, new_token
 from served import BIN, Server, clean_env, free_port, spawn, start, start_factory, stop
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 # User ids as an attacker would pick them: a comment sign, line breaks of every kind (one
 # that forges an admin's line), white space at either end, controls, invisible formatting, a
@@ -282,3 +283,31 @@ def test_half_sent_requests_are_closed_after_the_header_timeout(tmp_path: Path) 
         assert server.client("alice").get("/me").status_code == 200
     finally:
         server.stop()
+
+
+# -- without authentication, the socket's peer decides -------------------------------------
+
+
+@pytest.mark.anyio
+async def test_no_auth_judges_the_peer_never_a_forwarded_header() -> None:
+    """Under a uvicorn that trusts forwarded headers (its ProxyHeadersMiddleware, as
+    ``--forwarded-allow-ips '*'`` installs it), a remote client claiming 127.0.0.1 is refused,
+    and so is any request that came through a proxy: without authentication only a local
+    client talking to the server itself is served."""
+    app = ProxyHeadersMiddleware(create_app("memory://", auth=False), trusted_hosts="*")
+    for peer, headers, status in [
+        ("192.0.2.7", {"X-Forwarded-For": "127.0.0.1"}, 403),
+        ("192.0.2.7", {"X-Forwarded-For": "::1"}, 403),
+        ("127.0.0.1", {"X-Forwarded-For": "127.0.0.1"}, 403),
+        ("127.0.0.1", {"X-Forwarded-For": "203.0.113.9"}, 403),
+        ("127.0.0.1", {"Forwarded": "for=127.0.0.1"}, 403),
+        ("127.0.0.1", {"X-Real-IP": "127.0.0.1"}, 403),
+        ("192.0.2.7", {}, 403),
+        ("127.0.0.1", {}, 200),
+    ]:
+        transport = httpx.ASGITransport(app=app, client=(peer, 5000))  # type: ignore[arg-type]
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+            response = await http.get("/me", headers=headers)
+            assert response.status_code == status, (peer, headers, response.text)
+            if status == 403:
+                assert response.json()["error"]["code"] == "forbidden"

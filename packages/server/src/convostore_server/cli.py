@@ -181,6 +181,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         log_level=args.log_level,
         access_log=not args.no_access_log,
         timeout_graceful_shutdown=5,  # event streams stay open: end them on shutdown
+        proxy_headers=not args.no_auth,  # without authentication the socket's peer decides
     )
 
 

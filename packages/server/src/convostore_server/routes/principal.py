@@ -62,7 +62,15 @@ class Caller:
             return await call(self.nothing)
 
 
-def _loopback(connection: HTTPConnection) -> bool:
+_FORWARDED = ("forwarded", "x-forwarded-for", "x-real-ip")
+
+
+def _local(connection: HTTPConnection) -> bool:
+    """Whether a client on this machine talks to the server itself: the peer is a loopback
+    address and no proxy relayed the request. (A server that trusts forwarded headers takes
+    the client from them; one naming a proxy says another client is behind it.)"""
+    if any(name in connection.headers for name in _FORWARDED):
+        return False
     host = connection.client.host if connection.client else ""
     try:
         return ipaddress.ip_address(host).is_loopback
@@ -91,9 +99,12 @@ class Context:
 
     async def principal(self, connection: HTTPConnection) -> Principal:
         if self.auth is None:  # no authentication: local use only
-            if not _loopback(connection):
+            if not _local(connection):
                 raise ApiError(
-                    403, "forbidden", "this server runs without authentication: loopback only"
+                    403,
+                    "forbidden",
+                    "this server runs without authentication: it serves loopback clients"
+                    " only, and no request relayed by a proxy",
                 )
             return Principal(admin=True)
         found = self.auth(connection)
