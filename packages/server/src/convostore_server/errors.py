@@ -70,13 +70,17 @@ def not_found(message: str) -> ApiError:
     return ApiError(404, "not_found", message)
 
 
-def dump_json(value: Any, adapter: TypeAdapter[Any], *, exclude_none: bool = False) -> bytes:
-    """``value`` (models, lists of models) as camelCase JSON. Text holding a lone surrogate,
-    which the core stores and UTF-8 cannot hold, is written as a ``\\ud800`` escape."""
+def dump_json(
+    value: Any, adapter: TypeAdapter[Any], *, exclude_none: bool = False, exclude: Any = None
+) -> bytes:
+    """``value`` (models, lists of models) as camelCase JSON (without the fields ``exclude``
+    names, as pydantic's ``exclude``). Text holding a lone surrogate, which the core stores
+    and UTF-8 cannot hold, is written as a ``\\ud800`` escape."""
+    options: dict[str, Any] = {"by_alias": True, "exclude_none": exclude_none, "exclude": exclude}
     try:
-        return adapter.dump_json(value, by_alias=True, exclude_none=exclude_none)
+        return adapter.dump_json(value, **options)
     except PydanticSerializationError:
-        plain = adapter.dump_python(value, by_alias=True, exclude_none=exclude_none)
+        plain = adapter.dump_python(value, **options)
         return json.dumps(plain, ensure_ascii=True, separators=(",", ":")).encode()
 
 

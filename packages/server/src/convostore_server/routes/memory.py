@@ -13,14 +13,16 @@ from convostore import (
 )
 from fastapi import APIRouter, Query
 from pydantic import Field, TypeAdapter
+from pydantic.json_schema import SkipJsonSchema
 from starlette.responses import Response
 
-from ..errors import ApiError, not_found
+from ..errors import ApiError, dump_json, not_found
 from .common import (
     EntryId,
     In,
     Limit,
     MemoryStoreId,
+    Out,
     VersionId,
     json_response,
     no_content,
@@ -45,6 +47,42 @@ class MemoryUpdate(In):
     content: str | None = None
     version: int
     path: str | None = None
+
+
+class MemoryEntryListed(MemoryEntry):
+    """An entry as a listing gives it: without its content (read one entry for it)."""
+
+    content: SkipJsonSchema[None] = None
+
+
+class MemoryVersionListed(MemoryVersion):
+    """A version as a listing gives it: without its content (read one version for it)."""
+
+    content: SkipJsonSchema[None] = None
+
+
+class MemoryEntryPage(Out):
+    """A page of live entries, by path; ``nextCursor`` (pass it as ``after``) when more
+    follow."""
+
+    items: list[MemoryEntryListed]
+    next_cursor: str | None = None
+
+
+class MemoryVersionPage(Out):
+    """A page of versions, oldest first; ``nextCursor`` (pass it as ``after``) when more
+    follow."""
+
+    items: list[MemoryVersionListed]
+    next_cursor: str | None = None
+
+
+def _listing(
+    page: ListMemoriesResult | ListMemoryVersionsResult, adapter: TypeAdapter[Any]
+) -> Response:
+    """A listing as the reference gives it: its items without the field ``content``."""
+    data = dump_json(page, adapter, exclude={"items": {"__all__": {"content"}}})
+    return Response(data, media_type="application/json")
 
 
 _STORE = TypeAdapter(MemoryStore)
@@ -112,7 +150,7 @@ def routes(router: APIRouter, Who: Any) -> None:
 
     @router.get(
         "/memory_stores/{memoryStoreId}/memories",
-        response_model=ListMemoriesResult,
+        response_model=MemoryEntryPage,
         tags=["memories"],
     )
     async def list_memories(
@@ -135,7 +173,7 @@ def routes(router: APIRouter, Who: Any) -> None:
                 user_id=who.user_id,
             )
         )
-        return json_response(page, _ENTRIES)
+        return _listing(page, _ENTRIES)
 
     @router.get(
         "/memory_stores/{memoryStoreId}/memories/{entryId}",
@@ -201,7 +239,7 @@ def routes(router: APIRouter, Who: Any) -> None:
 
     @router.get(
         "/memory_stores/{memoryStoreId}/versions",
-        response_model=ListMemoryVersionsResult,
+        response_model=MemoryVersionPage,
         tags=["memory versions"],
     )
     async def list_memory_versions(
@@ -220,7 +258,7 @@ def routes(router: APIRouter, Who: Any) -> None:
                 memory_store_id, entry_id=entry_id, limit=limit, after=after, user_id=who.user_id
             )
         )
-        return json_response(page, _VERSIONS)
+        return _listing(page, _VERSIONS)
 
     @router.get(
         "/memory_stores/{memoryStoreId}/versions/{versionId}",
