@@ -190,18 +190,23 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def invalid_request(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
-        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+        first: dict[str, Any] = exc.errors()[0] if exc.errors() else {"msg": "invalid request"}
+        if first.get("type") == "json_invalid":  # FastAPI's; its `loc` is a position
+            at, cause = first["loc"][-1], (first.get("ctx") or {}).get("error", "")
+            return _error(400, "invalid_request", f"body: not JSON ({cause}, at {at})", "body")
         where = _location(first.get("loc", ()))
         return _error(422, "invalid_request", f"{where}: {first.get('msg')}", where)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        code = http_code(exc.status_code)
+        code, message, argument = http_code(exc.status_code), str(exc.detail), None
+        if exc.status_code == 400:  # FastAPI's only one: a JSON body its parser gave up on
+            message, argument = "body: JSON the server cannot parse (nested too deep?)", "body"
         if exc.status_code >= 500:
             log.error("HTTP %s on %s %s", exc.status_code, request.method, request.url.path)
         return error_response(
             exc.status_code,
-            ErrorDetail(code=code, message=str(exc.detail)),
+            ErrorDetail(code=code, message=message, argument=argument),
             dict(exc.headers) if exc.headers else None,
         )
 
