@@ -13,6 +13,7 @@ from typing import Literal, TypeAlias
 
 from convostore import AsyncConversationStore, ConversationStore, MemoryValidationError
 from fastapi import APIRouter, FastAPI
+from pydantic.alias_generators import to_camel
 from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import RedirectResponse, Response
@@ -32,7 +33,9 @@ StoreArg: TypeAlias = ConversationStore | AsyncConversationStore | str | None
 
 
 def _router(ctx: Context, hub: ChangeHub) -> APIRouter:
-    router = APIRouter(responses=ERRORS)
+    # Each operation's id is its function's name in camelCase (getMessages): what generated
+    # clients name their methods after.
+    router = APIRouter(responses=ERRORS, generate_unique_id_function=lambda r: to_camel(r.name))
     who = caller_dependency(ctx)
     principal.routes(router, who)
     conversations.routes(router, who)

@@ -205,7 +205,7 @@ def _message_routes(router: APIRouter, Who: Any) -> None:
         response_model=Appended | AppendedBatch,
         tags=["messages"],
     )
-    async def append(
+    async def append_messages(
         *,
         who: Who,
         conversation_id: ConversationId,

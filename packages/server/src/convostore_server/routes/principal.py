@@ -188,7 +188,7 @@ def caller_dependency(ctx: Context) -> Any:
 
 def routes(router: APIRouter, Who: Any) -> None:
     @router.get("/me", response_model=Me, tags=["principal"])
-    async def me(*, who: Who) -> Response:
+    async def get_me(*, who: Who) -> Response:
         """Who the token is for (a user, or an admin): what a front-end asks first."""
         principal = who.principal
         return json_response(Me(user_id=principal.user_id, admin=principal.admin), _ME)
