@@ -34,7 +34,7 @@ def test_append_then_read_in_the_reference_shapes(server: Server) -> None:
     assert first.status_code == 201 and first.json()["messageId"].startswith("msg_")
     _post(alice, cid, {"role": "assistant", "content": [{"type": "text", "text": "Hi"}]})
 
-    messages = alice.get(f"/conversations/{cid}/messages").json()
+    messages = _messages(alice, cid)
     assert [m["content"] for m in messages] == ["Hello!", [{"type": "text", "text": "Hi"}]]
     assert set(messages[0]) == {
         "messageId",
@@ -53,23 +53,67 @@ def test_append_then_read_in_the_reference_shapes(server: Server) -> None:
     assert meta["lastMessageAt"] >= meta["createdAt"] > 0
 
 
+def _messages(client: httpx.Client, cid: str, **params: Any) -> list[Any]:
+    """The items of a page of ``cid``'s messages."""
+    response = client.get(f"/conversations/{quote(cid, safe='')}/messages", params=params)
+    assert response.status_code == 200, response.text
+    items: list[Any] = response.json()["items"]
+    return items
+
+
 def test_message_pages_follow_the_python_api(server: Server) -> None:
+    """The page is get_messages' (``after`` and ``before`` in time, ``order`` sorting the page);
+    ``nextCursor`` is the page after it in time, ``previousCursor`` the one before."""
     alice, cid = server.client("alice"), new_id()
     ids = _post(
         alice, cid, {"messages": [{"role": "user", "content": f"m{i}"} for i in range(10)]}
     ).json()["messageIds"]
 
-    def page(**params: Any) -> list[str]:
+    def page(**params: Any) -> tuple[list[str], str | None, str | None]:
         response = alice.get(f"/conversations/{cid}/messages", params=params)
         assert response.status_code == 200, response.text
-        return [m["content"] for m in response.json()]
+        body = response.json()
+        assert set(body) == {"items", "nextCursor", "previousCursor"}
+        contents = [m["content"] for m in body["items"]]
+        return contents, body["nextCursor"], body["previousCursor"]
 
-    assert page(limit=3) == ["m0", "m1", "m2"]
-    assert page(limit=3, order="desc") == ["m9", "m8", "m7"]
-    assert page(limit=3, order="desc", before=ids[7]) == ["m6", "m5", "m4"]
-    assert page(limit=2, after=ids[4]) == ["m5", "m6"]
-    assert page(limit=100) == [f"m{i}" for i in range(10)]
-    assert alice.get(f"/conversations/{new_id()}/messages").json() == []  # as get_messages
+    assert page(limit=3) == (["m0", "m1", "m2"], ids[2], None)
+    assert page(limit=3, order="desc") == (["m9", "m8", "m7"], None, ids[7])
+    assert page(limit=3, order="desc", before=ids[7]) == (["m6", "m5", "m4"], ids[6], ids[4])
+    assert page(limit=2, after=ids[4]) == (["m5", "m6"], ids[6], ids[5])
+    assert page(limit=3, after=ids[6]) == (["m7", "m8", "m9"], None, ids[7])
+    assert page(limit=3, before=ids[3], order="desc") == (["m2", "m1", "m0"], ids[2], None)
+    assert page(limit=10) == ([f"m{i}" for i in range(10)], None, None)  # all: no cursor
+    assert page(limit=100) == ([f"m{i}" for i in range(10)], None, None)
+    empty = alice.get(f"/conversations/{new_id()}/messages").json()  # as get_messages: none
+    assert empty == {"items": [], "nextCursor": None, "previousCursor": None}
+
+
+def test_message_cursors_walk_every_message_once_both_ways(server: Server) -> None:
+    """At every page size, the largest (100, which cannot read one more to know whether more
+    follow) included: nextCursor walks forward in time, previousCursor back."""
+    alice, cid = server.client("alice"), new_id()
+    for start in range(0, 205, 100):
+        batch = [{"role": "user", "content": str(i)} for i in range(start, min(start + 100, 205))]
+        assert _post(alice, cid, {"messages": batch}).status_code == 201
+    for limit in (7, 100):
+        seen: list[str] = []
+        params: dict[str, Any] = {"limit": limit}
+        while True:
+            body = alice.get(f"/conversations/{cid}/messages", params=params).json()
+            seen += [m["content"] for m in body["items"]]
+            if body["nextCursor"] is None:
+                break
+            params = {"limit": limit, "after": body["nextCursor"]}
+        assert seen == [str(i) for i in range(205)], limit
+        seen, params = [], {"limit": limit, "order": "desc"}
+        while True:
+            body = alice.get(f"/conversations/{cid}/messages", params=params).json()
+            seen += [m["content"] for m in body["items"]]
+            if body["previousCursor"] is None:
+                break
+            params = {"limit": limit, "order": "desc", "before": body["previousCursor"]}
+        assert seen == [str(i) for i in range(204, -1, -1)], limit
 
 
 def test_bad_paging_arguments_are_400_naming_the_argument(server: Server) -> None:
@@ -138,7 +182,7 @@ def test_delete_and_clear(server: Server) -> None:
     )
     alice.patch(f"/conversations/{cid}", json={"metadata": {"title": "kept"}})
     assert alice.delete(f"/conversations/{cid}/messages").status_code == 204
-    assert alice.get(f"/conversations/{cid}/messages").json() == []
+    assert _messages(alice, cid) == []
     meta = alice.get(f"/conversations/{cid}").json()
     assert meta["messageCount"] == 0 and meta["metadata"] == {"title": "kept"}
     assert alice.delete(f"/conversations/{cid}").status_code == 204
@@ -205,7 +249,7 @@ def test_an_idempotency_key_reused_with_another_batch_is_409(server: Server) -> 
     assert _post(alice, cid, a, **{"Idempotency-Key": "k-2"}).json() == {"messageId": "k-2"}
     as_batch = _post(alice, cid, {"messages": [a]}, **{"Idempotency-Key": "k-2"})
     assert _error(as_batch, 409, "message_id_conflict")["argument"] == "Idempotency-Key"
-    contents = [m["content"] for m in alice.get(f"/conversations/{cid}/messages").json()]
+    contents = [m["content"] for m in _messages(alice, cid)]
     assert contents == ["a", "b", "a"]
 
 
@@ -222,7 +266,7 @@ def test_a_batch_is_atomic(server: Server) -> None:
     }
     error = _error(_post(alice, cid, core_bad), 400, "invalid_argument")
     assert error["argument"] == "messages[1].message_id"
-    assert alice.get(f"/conversations/{cid}/messages").json() == []
+    assert _messages(alice, cid) == []
     assert _post(alice, cid, {"messages": []}).json() == {"messageIds": []}
 
 
@@ -260,7 +304,7 @@ def test_bad_bodies_are_400_or_422_never_500(server: Server) -> None:
         url, content=b'{"role":"user","content":"x"}', headers={"content-type": "text/plain"}
     )
     assert 400 <= plain.status_code < 500
-    assert alice.get(url).json() == []
+    assert _messages(alice, cid) == []
 
 
 def test_json_the_python_api_keeps_comes_back_exact(server: Server) -> None:
@@ -277,7 +321,7 @@ def test_json_the_python_api_keeps_comes_back_exact(server: Server) -> None:
     assert posted.status_code == 201, posted.text
     back = alice.get(f"/conversations/{cid}/messages")
     assert back.status_code == 200
-    assert json.loads(back.text)[0]["content"] == content
+    assert json.loads(back.text)["items"][0]["content"] == content
 
 
 def test_ids_holding_slashes_and_escapes(server: Server) -> None:
@@ -319,4 +363,4 @@ def test_hostile_values_in_paths_queries_and_bodies(server: Server) -> None:
     assert _error(nested, 400, "invalid_argument")["argument"] == "content"
     huge_int = '{"role": "user", "content": "x", "metadata": {"n": ' + "9" * 5000 + "}}"
     assert 400 <= alice.post(url, content=huge_int, headers=JSON).status_code < 500
-    assert [m["content"] for m in alice.get(url).json()] == ["x"]
+    assert [m["content"] for m in _messages(alice, cid)] == ["x"]

@@ -61,7 +61,7 @@ def test_content_over_the_limit_is_413(small: Server) -> None:
     sid = alice.post("/memory_stores", json={"name": "s"}).json()["memoryStoreId"]
     memory = alice.post(f"/memory_stores/{sid}/memories", json={"path": "a", "content": "m" * 101})
     assert _error(memory, 413, "too_large")["argument"] == "content"
-    assert alice.get(url).json() == []
+    assert alice.get(url).json()["items"] == []
 
 
 def test_quotas_have_their_own_code(small: Server) -> None:

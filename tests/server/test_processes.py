@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -17,7 +18,7 @@ def test_an_agent_in_another_process_and_a_client_see_the_same_messages(server: 
     alice, cid = server.client("alice"), new_id()
     alice.post(f"/conversations/{cid}/messages", json={"role": "user", "content": "Weather?"})
     run_agent("append", server.store_url, cid, "Sunny, 22C.")  # no user: the agent path
-    assert [m["content"] for m in alice.get(f"/conversations/{cid}/messages").json()] == [
+    assert [m["content"] for m in alice.get(f"/conversations/{cid}/messages").json()["items"]] == [
         "Weather?",
         "Sunny, 22C.",
     ]
@@ -44,10 +45,10 @@ def test_an_agents_own_conversation_is_no_users(server: Server) -> None:
     ]:
         response = alice.request(method, path, json=body)
         assert response.status_code == status, (method, path, response.text)
-    assert alice.get(f"/conversations/{cid}/messages").json() == []
+    assert alice.get(f"/conversations/{cid}/messages").json()["items"] == []
     admin = server.client("admin")
     assert admin.get(f"/conversations/{cid}").json()["userId"] is None
-    assert [m["content"] for m in admin.get(f"/conversations/{cid}/messages").json()] == [
+    assert [m["content"] for m in admin.get(f"/conversations/{cid}/messages").json()["items"]] == [
         "internal notes"
     ]
     assert cid not in {c["conversationId"] for c in alice.get("/conversations").json()["items"]}
@@ -59,11 +60,12 @@ def test_a_claude_session_written_by_the_adapter_is_read_over_http(server: Serve
     alice = server.client("alice")
     listed = {c["conversationId"] for c in alice.get("/conversations").json()["items"]}
     assert cid in listed
-    messages = alice.get(f"/conversations/{quote(cid, safe='')}/messages").json()
+    messages = alice.get(f"/conversations/{quote(cid, safe='')}/messages").json()["items"]
     assert [m["messageId"] for m in messages] == ["u-1", "a-1"]
     assert messages[1]["content"]["message"]["content"][0]["text"] == "It explains how to install."
-    _not_found = server.client("bob").get(f"/conversations/{quote(cid, safe='')}/messages")
-    assert _not_found.status_code == 404
+    bob = server.client("bob")  # to bob it is as a missing conversation
+    assert bob.get(f"/conversations/{quote(cid, safe='')}").status_code == 404
+    assert bob.get(f"/conversations/{quote(cid, safe='')}/messages").json()["items"] == []
 
 
 def test_two_servers_under_concurrent_posts_lose_and_duplicate_nothing(
@@ -103,14 +105,13 @@ def test_two_servers_under_concurrent_posts_lose_and_duplicate_nothing(
             assert errors == []
             reader = first.client("alice")
             contents: list[str] = []
-            after = None
-            while True:
-                params = {"limit": 100, **({"after": after} if after else {})}
+            params: dict[str, Any] = {"limit": 100}
+            while True:  # the cursors walk every message once
                 page = reader.get(f"/conversations/{cid}/messages", params=params).json()
-                if not page:
+                contents += [m["content"] for m in page["items"]]
+                if page["nextCursor"] is None:
                     break
-                contents += [m["content"] for m in page]
-                after = page[-1]["messageId"]
+                params = {"limit": 100, "after": page["nextCursor"]}
             expected = {f"w{n}-{i}" for n in range(writers) for i in range(each)}
             assert len(contents) == len(expected) and set(contents) == expected
             meta = second.client("alice").get(f"/conversations/{cid}").json()

@@ -76,8 +76,59 @@ class AppendedBatch(Out):
     message_ids: list[str]
 
 
+class ListMessagesResult(Out):
+    """A page of messages; ``nextCursor`` (pass it as ``after``) when later messages exist,
+    ``previousCursor`` (pass it as ``before``) when earlier ones do: ``after`` and ``before``
+    are in time, whatever the page's ``order``."""
+
+    items: list[Message]
+    next_cursor: str | None = None
+    previous_cursor: str | None = None
+
+
+class _MessagePage:
+    """A page read with one message more than ``limit`` (when it could be): which way it
+    walked, whether more lie that way, and its cursors."""
+
+    def __init__(
+        self,
+        messages: list[Message],
+        limit: int,
+        *,
+        order: Order,
+        after: str | None,
+        before: str | None,
+    ) -> None:
+        # The core reads the messages nearest the cursor (or the start, or the end): later
+        # ones after `after` or from the start in `asc`, earlier ones otherwise.
+        self.forward = before is None and (after is not None or order == "asc")
+        self.order, self.after, self.before = order, after, before
+        chronological = messages if order == "asc" else messages[::-1]
+        self.more = len(chronological) > limit
+        self.full = len(chronological) == limit
+        if self.more:
+            chronological = chronological[:limit] if self.forward else chronological[-limit:]
+        self.chronological = chronological
+
+    def beyond(self) -> tuple[str | None, str | None]:
+        """``after`` and ``before`` for the one message past the page, the way it walked."""
+        if self.forward:
+            return self.chronological[-1].message_id, None
+        return None, self.chronological[0].message_id
+
+    def result(self) -> ListMessagesResult:
+        chronological = self.chronological
+        later = self.more if self.forward else self.before is not None
+        earlier = self.after is not None if self.forward else self.more
+        return ListMessagesResult(
+            items=chronological if self.order == "asc" else chronological[::-1],
+            next_cursor=chronological[-1].message_id if chronological and later else None,
+            previous_cursor=chronological[0].message_id if chronological and earlier else None,
+        )
+
+
 _MESSAGE = TypeAdapter(Message)
-_MESSAGES = TypeAdapter(list[Message])
+_MESSAGE_PAGE = TypeAdapter(ListMessagesResult)
 _META = TypeAdapter(ConversationMeta)
 _CONVERSATIONS = TypeAdapter(ListConversationsResult)
 _APPENDED = TypeAdapter(Appended)
@@ -174,7 +225,7 @@ def _message_routes(router: APIRouter, Who: Any) -> None:
 
     @router.get(
         "/conversations/{conversationId}/messages",
-        response_model=list[Message],
+        response_model=ListMessagesResult,
         tags=["messages"],
     )
     async def get_messages(
@@ -183,21 +234,40 @@ def _message_routes(router: APIRouter, Who: Any) -> None:
         conversation_id: ConversationId,
         limit: Limit = 20,
         order: Order = "asc",
-        after: Annotated[str | None, Query(description="A messageId: the page after it")] = None,
-        before: Annotated[str | None, Query(description="A messageId: the page before it")] = None,
+        after: Annotated[
+            str | None, Query(description="A messageId (a nextCursor): the page after it")
+        ] = None,
+        before: Annotated[
+            str | None, Query(description="A messageId (a previousCursor): the page before it")
+        ] = None,
     ) -> Response:
-        """A page of messages (``[]`` for a conversation that does not exist)."""
-        messages = await who.call(
-            lambda s: s.get_messages(
-                conversation_id=conversation_id,
-                limit=limit,
-                order=order,
-                after=after,
-                before=before,
-                user_id=who.user_id,
+        """A page of messages, with the cursors of the pages after it and before it in time
+        (``{"items": []}`` for a conversation that does not exist)."""
+
+        async def read(size: int, after: str | None, before: str | None) -> list[Message]:
+            messages: list[Message] = await who.call(
+                lambda s: s.get_messages(
+                    conversation_id=conversation_id,
+                    limit=size,
+                    order=order,
+                    after=after,
+                    before=before,
+                    user_id=who.user_id,
+                )
             )
-        )
-        return json_response(messages, _MESSAGES)
+            return messages
+
+        # One message more than the page tells whether there are more that way; the largest
+        # page size cannot ask for one more, so it asks again, past the page, for one.
+        ask = limit + 1 if 0 < limit < who.store.limits.max_page_size else limit
+        messages = await read(ask, after, before)
+        page = _MessagePage(messages, limit, order=order, after=after, before=before)
+        if page.full and ask == limit:
+            try:
+                page.more = bool(await read(1, *page.beyond()))
+            except MemoryValidationError:  # the page's last message went meanwhile
+                page.more = True
+        return json_response(page.result(), _MESSAGE_PAGE)
 
     @router.post(
         "/conversations/{conversationId}/messages",

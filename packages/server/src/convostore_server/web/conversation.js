@@ -71,9 +71,8 @@ export class ConversationView {
       if (this.closed) return;
       const page = await api(`/conversations/${seg(this.id)}/messages`, { params: { limit: PAGE, order: "desc" } });
       if (this.closed) return;
-      this.hasOlder = page.length === PAGE;
-      page.reverse();
-      this.insert(page, "end");
+      this.hasOlder = page.previousCursor !== null;
+      this.insert(page.items.reverse(), "end");
       for (const event of this.pending.splice(0)) this.apply(event);
       this.pending = null;
       this.scrollToEnd();
@@ -179,9 +178,9 @@ export class ConversationView {
    * stream that had received no event id yet resumes from now). */
   async resync() {
     try {
-      const page = await api(`/conversations/${seg(this.id)}/messages`, { params: { limit: PAGE, order: "desc" } });
+      const newest = await api(`/conversations/${seg(this.id)}/messages`, { params: { limit: PAGE, order: "desc" } });
       if (this.closed || this.pending) return;
-      page.reverse();
+      const page = newest.items.reverse();
       const ids = new Set(page.map((m) => m.messageId));
       // Gone from the newest page's range: deleted while away.
       if (page.length) {
@@ -240,11 +239,10 @@ export class ConversationView {
         params: { limit: PAGE, order: "desc", before: this.oldest },
       });
       if (this.closed) return;
-      this.hasOlder = page.length === PAGE;
-      page.reverse();
+      this.hasOlder = page.previousCursor !== null;
       // Keep what is on screen where it is while the page grows above it.
       const fromBottom = this.scroller.scrollHeight - this.scroller.scrollTop;
-      this.insert(page, "start");
+      this.insert(page.items.reverse(), "start");
       this.scroller.scrollTop = this.scroller.scrollHeight - fromBottom;
     } catch (error) {
       if (!this.closed) this.onError(error);
