@@ -1,17 +1,32 @@
 """The server and the agents share one database: what an agent appends in another process
 (through the core or the Claude session store) is visible over HTTP at once and the other way
-round; two server processes on one PostgreSQL database lose and duplicate nothing."""
+round; two server processes on one PostgreSQL database lose and duplicate nothing; worker
+processes that start slowly are waited for, and one that goes is logged with the reason."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import httpx
-from served import Server, new_id, pg_schema, run_agent, start
+from served import (
+    BIN,
+    HERE,
+    Server,
+    clean_env,
+    free_port,
+    new_id,
+    pg_schema,
+    run_agent,
+    start,
+    stop,
+)
 
 
 def test_an_agent_in_another_process_and_a_client_see_the_same_messages(server: Server) -> None:
@@ -122,3 +137,65 @@ def test_two_servers_under_concurrent_posts_lose_and_duplicate_nothing(
         finally:
             first.stop()
             second.stop()
+
+
+def _workers_run_first(tmp_path: Path, code: str) -> dict[str, str]:
+    """An environment whose spawned worker processes run ``code`` before anything else (a
+    ``sitecustomize``; the supervisor does not run it): a slow, stuck or failing start."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import sys\n"
+        "if '--multiprocessing-fork' in sys.argv:  # a worker, spawned by the supervisor\n"
+        f"    {code}\n"
+    )
+    return clean_env(PYTHONPATH=os.pathsep.join([str(site), str(HERE)]))
+
+
+def _log_shows(log: Path, text: str, process: subprocess.Popen[bytes]) -> str:
+    """The log once it holds ``text`` (the test's timeout guards a hang)."""
+    while text not in (content := log.read_text(errors="replace")):
+        assert process.poll() is None, content
+        time.sleep(0.1)  # polling a file: the server writes it on its own time
+    return content
+
+
+def test_workers_that_start_slowly_are_waited_for(tmp_path: Path) -> None:
+    """A worker process that takes 7 s to start (a busy machine) is not killed: uvicorn's
+    supervisor killed any that had not answered its health check within 5 s, over and over,
+    logging only that it "died"."""
+    env = _workers_run_first(tmp_path, "import time; time.sleep(7)")
+    server = start(f"sqlite:///{tmp_path / 's.db'}", tmp_path, "--workers", "2", env=env)
+    try:
+        while server.log_text().count("Application startup complete.") < 2:
+            assert server.process.poll() is None, server.log_text()
+            time.sleep(0.1)  # polling the log for the second worker's start
+        log = server.log_text()
+        assert "died" not in log and "replaces it" not in log, log
+        assert server.client("alice").get("/me").json()["userId"] == "alice"
+    finally:
+        server.stop()
+
+
+def test_a_worker_that_goes_is_logged_with_the_reason(tmp_path: Path) -> None:
+    for code, reason in [
+        ("import time; time.sleep(3600)", "did not answer the supervisor's health check within 1"),
+        ("import os; os._exit(7)", "exited with code 7"),
+    ]:
+        tmp = tmp_path / str(len(reason))
+        tmp.mkdir()
+        log = tmp / "server.log"
+        args = ["--url", f"sqlite:///{tmp / 's.db'}", "--no-auth", "--port", str(free_port())]
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [str(BIN / "convostore-server"), *args, "--workers", "2", "--worker-timeout", "1"],
+                cwd=tmp,
+                env=_workers_run_first(tmp, code),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            text = _log_shows(log, reason, process)
+            assert "worker process [" in text and "a new one replaces it" in text
+        finally:
+            stop(process)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 import uvicorn
 from fastapi import FastAPI
+from uvicorn.config import STARTUP_FAILURE
 
 from .app import create_app
 from .auth import TOKENS_FILE_ENV, TokenTable, new_token
@@ -26,6 +27,7 @@ from .protocol import (
     HEAD_TIMEOUT_ENV,
     MAX_HEAD_ENV,
 )
+from .supervisor import DEFAULT_WORKER_TIMEOUT, Supervisor
 
 AUTH_ENV = "CONVOSTORE_SERVER_AUTH"
 """``none`` runs without authentication (set by ``--no-auth``, loopback clients only)."""
@@ -85,6 +87,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port (8000)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (1)")
+    parser.add_argument(
+        "--worker-timeout",
+        type=_positive(float),
+        default=DEFAULT_WORKER_TIMEOUT,
+        metavar="SECONDS",
+        help="with --workers above 1: the time a worker may take to answer the supervisor's"
+        f" health check, starting included, before it is replaced ({DEFAULT_WORKER_TIMEOUT})",
+    )
     parser.add_argument(
         "--tokens",
         metavar="FILE",
@@ -171,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             TokenTable.from_env()  # a malformed tokens file stops here, before any worker
         except (OSError, ValueError) as exc:
             sys.exit(f"convostore-server: {exc}")
-    uvicorn.run(
+    config = uvicorn.Config(
         "convostore_server.cli:app_from_env",
         factory=True,
         http="convostore_server.protocol:BoundedHead",  # bounds a request head's size and time
@@ -181,8 +191,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         log_level=args.log_level,
         access_log=not args.no_access_log,
         timeout_graceful_shutdown=5,  # event streams stay open: end them on shutdown
+        timeout_worker_healthcheck=args.worker_timeout,
         proxy_headers=not args.no_auth,  # without authentication the socket's peer decides
     )
+    if config.workers > 1:  # as uvicorn.run, with a supervisor that says why a worker went
+        Supervisor(config, sockets=[config.bind_socket()]).run()
+        return
+    server = uvicorn.Server(config)
+    server.run()
+    if not server.started:
+        sys.exit(STARTUP_FAILURE)
 
 
 if __name__ == "__main__":
