@@ -338,6 +338,33 @@ def test_ids_holding_slashes_and_escapes(server: Server) -> None:
     assert _error(long, 400, "invalid_argument")["argument"] == "conversation_id"
 
 
+def test_ids_a_path_segment_cannot_carry_go_in_the_query(server: Server) -> None:
+    """``.`` and ``..`` are ids like any other, but URLs resolve them away as path segments,
+    even percent-encoded (httpx and browsers alike): they go in the query, '-' in the path."""
+    alice = server.client("alice")
+    for cid in (".", "..", "-"):
+        posted = alice.post(
+            "/conversations/-/messages",
+            params={"conversationId": cid},
+            json={"role": "user", "content": cid, "messageId": ".."},
+        )
+        assert posted.status_code == 201, posted.text
+        query = {"conversationId": cid}
+        assert alice.get("/conversations/-", params=query).json()["conversationId"] == cid
+        page = alice.get("/conversations/-/messages", params=query).json()
+        assert [m["content"] for m in page["items"]] == [cid]
+        one = alice.get("/conversations/-/messages/-", params={**query, "messageId": ".."})
+        assert one.json()["content"] == cid
+        patched = alice.patch("/conversations/-", params=query, json={"metadata": {"t": cid}})
+        assert patched.json()["metadata"] == {"t": cid}
+    assert alice.get("/conversations/-").json()["metadata"] == {"t": "-"}  # '-' in the path
+    both = alice.get("/conversations/x", params={"conversationId": "."})
+    assert _error(both, 400, "invalid_argument")["argument"] == "conversationId"
+    for cid in (".", "..", "-"):
+        assert alice.delete("/conversations/-", params={"conversationId": cid}).status_code == 204
+    assert alice.get("/conversations/-", params={"conversationId": "."}).status_code == 404
+
+
 def test_unknown_routes_and_methods(server: Server) -> None:
     alice = server.client("alice")
     _error(alice.get("/nothing"), 404, "not_found")

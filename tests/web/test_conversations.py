@@ -292,3 +292,26 @@ def test_the_live_view_resumes_after_the_server_restarts(
     assert page.locator(".msg .parts").all_inner_texts() == [
         "before", "You said: before", "while away"
     ]  # fmt: skip
+
+
+def test_conversations_whose_id_a_path_cannot_carry_open_like_any_other(
+    server: Server, open_page: OpenPage
+) -> None:
+    """``.`` and ``..`` (URLs resolve them away, even as %2E): the page asks for them with the
+    id in the query, from the list and by address, and follows them live."""
+    user = "ivy"
+    with ConversationStore(server.store_url) as store:
+        for cid in (".", "..", "-"):
+            core_chat(store, cid, user, f"in {cid}")
+        page = open_page(user).page
+        for cid in (".", "..", "-"):
+            page.locator(f'.conv-list li[data-conversation-id="{cid}"] a').click()
+            expect(page.locator(".conv-heading")).to_have_text(cid)
+            expect(page.locator(".msg .parts").first).to_have_text(f"in {cid}")
+            expect(page.locator(".live")).to_have_text("● live")
+            store.append_message(conversation_id=cid, user_id=user, role="user", content="more")
+            page.locator(".msg", has_text="more").wait_for()
+            assert page.evaluate("location.hash") == link(cid)
+        page.evaluate(f"location.hash = {link('..')!r}")
+        expect(page.locator(".conv-heading")).to_have_text("..")
+        expect(page.locator(".msg .parts")).to_have_text(["in ..", "You said: in ..", "more"])

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 from pydantic.alias_generators import to_camel
 from starlette.responses import Response
 
-from ..errors import ErrorBody, dump_json, path_value
+from ..errors import ApiError, ErrorBody, dump_json, path_value
 
 Content: TypeAlias = str | list[Any] | dict[str, Any]
 
@@ -56,10 +56,44 @@ def _decoded(name: str, description: str) -> Any:
     return Depends(param)
 
 
-ConversationId = Annotated[
-    str, _decoded("conversationId", "The conversation's id (percent-encode a '/' in it)")
-]
-MessageId = Annotated[str, _decoded("messageId", "The message's id")]
+def _chosen(name: str, what: str) -> Any:
+    """A client-chosen id in the path, or in the query when a path segment cannot carry it:
+    ``.`` and ``..``, which clients' URLs resolve away even percent-encoded (``%2E``). The
+    path then holds ``-``."""
+
+    def param(
+        in_path: Annotated[
+            str,
+            Path(
+                alias=name,
+                description=f"{what} (percent-encode a '/' in it); '-' when the query gives it",
+            ),
+        ],
+        in_query: Annotated[
+            str | None,
+            Query(
+                alias=name,
+                description=f"{what}, for one a path segment cannot carry ('.', '..'): the"
+                " path then holds '-'",
+            ),
+        ] = None,
+    ) -> str:
+        if in_query is None:
+            return path_value(in_path)
+        if in_path != "-":
+            raise ApiError(
+                400,
+                "invalid_argument",
+                f"{name} is given in the path and in the query: in the query, the path holds '-'",
+                argument=name,
+            )
+        return in_query
+
+    return Depends(param)
+
+
+ConversationId = Annotated[str, _chosen("conversationId", "The conversation's id")]
+MessageId = Annotated[str, _chosen("messageId", "The message's id")]
 MemoryStoreId = Annotated[str, _decoded("memoryStoreId", "The memory store's id (memstore_...)")]
 EntryId = Annotated[str, _decoded("entryId", "The entry's id (mem_...)")]
 VersionId = Annotated[str, _decoded("versionId", "The version's id (memver_...)")]
