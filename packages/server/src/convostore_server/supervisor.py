@@ -50,7 +50,7 @@ class Supervisor(Multiprocess):
             if was_running and process.exitcode == -signal.SIGKILL:  # killed by the check
                 why = (
                     "did not answer the supervisor's health check within"
-                    f" {self.config.timeout_worker_healthcheck} s (still starting on a busy"
+                    f" {self.config.timeout_worker_healthcheck:g} s (still starting on a busy"
                     " machine, or stuck), so it was killed"
                 )
             else:
