@@ -233,7 +233,7 @@ async def where_the_time_goes(url: str) -> None:
 
     pieces = [
         ("raw SQL read of 20 rows (the floor's)", _per_call_us(lambda: raw_read("read", 20))),
-        ("floor's JSON of the page", _per_call_us(lambda: server_floor._page(rows))),
+        ("floor's JSON of the page", _per_call_us(lambda: server_floor._page(rows, 20))),
         ("core get_messages(limit=20), blocking facade", core_sync),
         ("core get_messages(limit=20), async facade", core_agent),
         ("core get_messages(limit=20, user_id), async, strict store", core_user),

@@ -38,19 +38,27 @@ UPDATE = (
 )
 
 
-def _page(rows: list[Any]) -> bytes:
+def _page(rows: list[Any], limit: int) -> bytes:
+    """The server's page shape: the first ``limit`` rows (one more was read: are there
+    more?) and the cursor of the next page."""
+    items = [
+        {
+            "messageId": r[0],
+            "role": r[1],
+            "content": json.loads(r[2]),
+            "createdAt": r[4],
+            "metadata": None if r[3] is None else json.loads(r[3]),
+            "updatedAt": r[5],
+        }
+        for r in rows[:limit]
+    ]
+    more = len(rows) > limit
     return json.dumps(
-        [
-            {
-                "messageId": r[0],
-                "role": r[1],
-                "content": json.loads(r[2]),
-                "createdAt": r[4],
-                "metadata": None if r[3] is None else json.loads(r[3]),
-                "updatedAt": r[5],
-            }
-            for r in rows
-        ]
+        {
+            "items": items,
+            "nextCursor": items[-1]["messageId"] if more else None,
+            "previousCursor": None,
+        }
     ).encode()
 
 
@@ -114,7 +122,8 @@ def floor_app() -> FastAPI:
 
     @app.get("/conversations/{conversation_id}/messages")
     def get_messages(conversation_id: str, limit: int = 20) -> Response:
-        return Response(_page(read(conversation_id, limit)), media_type="application/json")
+        page = _page(read(conversation_id, limit + 1), limit)
+        return Response(page, media_type="application/json")
 
     @app.post("/conversations/{conversation_id}/messages", status_code=201)
     async def post_message(conversation_id: str, request: Request) -> Response:

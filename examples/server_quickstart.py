@@ -80,7 +80,8 @@ def main() -> None:
                 store.append_message(conversation_id="chat-1", role="assistant", content=reply)
 
             # The front-end reads the conversation and the user's list over HTTP.
-            for message in call(base, token, "GET", "/conversations/chat-1/messages?limit=20"):
+            page = call(base, token, "GET", "/conversations/chat-1/messages?limit=20")
+            for message in page["items"]:
                 print(f"{message['role']:>9}: {message['content']}")
             listed = call(base, token, "GET", "/conversations")
             print(

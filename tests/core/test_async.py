@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -17,6 +19,7 @@ from convostore import (
     MemoryValidationError,
     aprompt_context,
 )
+from convostore.spi import run_in_thread
 
 pytestmark = pytest.mark.anyio
 
@@ -205,3 +208,33 @@ async def test_a_call_that_would_wait_takes_a_thread_and_the_loop_keeps_running(
         assert seen == [False]  # on a worker thread
         contents = [m.content for m in sync.get_history(conversation_id="c")]
         assert contents == (["second"] if holder == "foreign connection" else ["first", "second"])
+
+
+def test_a_cancelled_call_that_fails_leaves_no_error_unretrieved() -> None:
+    """The caller is gone, and its call's error with it: asyncio must not report it as a
+    'Future exception was never retrieved' (a server's event stream, cancelled by its
+    client during a read that then failed, filled the log with those). A plain asyncio
+    loop: the task is cancelled as a server cancels it."""
+    reported: list[str] = []
+    entered, release = threading.Event(), threading.Event()
+
+    def failing() -> None:
+        entered.set()
+        release.wait(10)
+        raise MemoryValidationError("refused")
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda _, context: reported.append(context["message"]))
+        task = asyncio.ensure_future(run_in_thread(failing))
+        await loop.run_in_executor(None, entered.wait)
+        task.cancel()
+        await asyncio.sleep(0)  # the task takes its cancellation, and waits for the call
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        del task
+        gc.collect()
+
+    asyncio.run(main())
+    assert reported == []

@@ -80,7 +80,7 @@ async def test_a_runner_session_is_read_over_http(shared_url: str, server: tuple
         items = await session.get_items()
     with ConversationStore(shared_url) as store:
         history = store.get_history(conversation_id="chat-http")
-    page = get(f"{base}/conversations/chat-http/messages?limit=100", token)
+    page = get(f"{base}/conversations/chat-http/messages?limit=100", token)["items"]
     listed = get(f"{base}/conversations", token)
     assert [m["messageId"] for m in page] == [m.message_id for m in history]
     assert [m["content"] for m in page] == items  # the items, exactly as stored

@@ -47,3 +47,10 @@ def mounted() -> FastAPI:
 
     parent.mount("/api", create_app(os.environ["CONVOSTORE_URL"], auth=TokenTable.from_env()))
     return parent
+
+
+def tight_budget() -> FastAPI:
+    """Bodies of 1,000 bytes at most, 3,000 bytes of them held at once."""
+    return create_app(
+        os.environ["CONVOSTORE_URL"], max_body_bytes=1000, max_inflight_body_bytes=3000
+    )

@@ -34,7 +34,7 @@ def test_append_then_read_in_the_reference_shapes(server: Server) -> None:
     assert first.status_code == 201 and first.json()["messageId"].startswith("msg_")
     _post(alice, cid, {"role": "assistant", "content": [{"type": "text", "text": "Hi"}]})
 
-    messages = alice.get(f"/conversations/{cid}/messages").json()
+    messages = _messages(alice, cid)
     assert [m["content"] for m in messages] == ["Hello!", [{"type": "text", "text": "Hi"}]]
     assert set(messages[0]) == {
         "messageId",
@@ -53,23 +53,67 @@ def test_append_then_read_in_the_reference_shapes(server: Server) -> None:
     assert meta["lastMessageAt"] >= meta["createdAt"] > 0
 
 
+def _messages(client: httpx.Client, cid: str, **params: Any) -> list[Any]:
+    """The items of a page of ``cid``'s messages."""
+    response = client.get(f"/conversations/{quote(cid, safe='')}/messages", params=params)
+    assert response.status_code == 200, response.text
+    items: list[Any] = response.json()["items"]
+    return items
+
+
 def test_message_pages_follow_the_python_api(server: Server) -> None:
+    """The page is get_messages' (``after`` and ``before`` in time, ``order`` sorting the page);
+    ``nextCursor`` is the page after it in time, ``previousCursor`` the one before."""
     alice, cid = server.client("alice"), new_id()
     ids = _post(
         alice, cid, {"messages": [{"role": "user", "content": f"m{i}"} for i in range(10)]}
     ).json()["messageIds"]
 
-    def page(**params: Any) -> list[str]:
+    def page(**params: Any) -> tuple[list[str], str | None, str | None]:
         response = alice.get(f"/conversations/{cid}/messages", params=params)
         assert response.status_code == 200, response.text
-        return [m["content"] for m in response.json()]
+        body = response.json()
+        assert set(body) == {"items", "nextCursor", "previousCursor"}
+        contents = [m["content"] for m in body["items"]]
+        return contents, body["nextCursor"], body["previousCursor"]
 
-    assert page(limit=3) == ["m0", "m1", "m2"]
-    assert page(limit=3, order="desc") == ["m9", "m8", "m7"]
-    assert page(limit=3, order="desc", before=ids[7]) == ["m6", "m5", "m4"]
-    assert page(limit=2, after=ids[4]) == ["m5", "m6"]
-    assert page(limit=100) == [f"m{i}" for i in range(10)]
-    assert alice.get(f"/conversations/{new_id()}/messages").json() == []  # as get_messages
+    assert page(limit=3) == (["m0", "m1", "m2"], ids[2], None)
+    assert page(limit=3, order="desc") == (["m9", "m8", "m7"], None, ids[7])
+    assert page(limit=3, order="desc", before=ids[7]) == (["m6", "m5", "m4"], ids[6], ids[4])
+    assert page(limit=2, after=ids[4]) == (["m5", "m6"], ids[6], ids[5])
+    assert page(limit=3, after=ids[6]) == (["m7", "m8", "m9"], None, ids[7])
+    assert page(limit=3, before=ids[3], order="desc") == (["m2", "m1", "m0"], ids[2], None)
+    assert page(limit=10) == ([f"m{i}" for i in range(10)], None, None)  # all: no cursor
+    assert page(limit=100) == ([f"m{i}" for i in range(10)], None, None)
+    empty = alice.get(f"/conversations/{new_id()}/messages").json()  # as get_messages: none
+    assert empty == {"items": [], "nextCursor": None, "previousCursor": None}
+
+
+def test_message_cursors_walk_every_message_once_both_ways(server: Server) -> None:
+    """At every page size, the largest (100, which cannot read one more to know whether more
+    follow) included: nextCursor walks forward in time, previousCursor back."""
+    alice, cid = server.client("alice"), new_id()
+    for start in range(0, 205, 100):
+        batch = [{"role": "user", "content": str(i)} for i in range(start, min(start + 100, 205))]
+        assert _post(alice, cid, {"messages": batch}).status_code == 201
+    for limit in (7, 100):
+        seen: list[str] = []
+        params: dict[str, Any] = {"limit": limit}
+        while True:
+            body = alice.get(f"/conversations/{cid}/messages", params=params).json()
+            seen += [m["content"] for m in body["items"]]
+            if body["nextCursor"] is None:
+                break
+            params = {"limit": limit, "after": body["nextCursor"]}
+        assert seen == [str(i) for i in range(205)], limit
+        seen, params = [], {"limit": limit, "order": "desc"}
+        while True:
+            body = alice.get(f"/conversations/{cid}/messages", params=params).json()
+            seen += [m["content"] for m in body["items"]]
+            if body["previousCursor"] is None:
+                break
+            params = {"limit": limit, "order": "desc", "before": body["previousCursor"]}
+        assert seen == [str(i) for i in range(204, -1, -1)], limit
 
 
 def test_bad_paging_arguments_are_400_naming_the_argument(server: Server) -> None:
@@ -138,7 +182,7 @@ def test_delete_and_clear(server: Server) -> None:
     )
     alice.patch(f"/conversations/{cid}", json={"metadata": {"title": "kept"}})
     assert alice.delete(f"/conversations/{cid}/messages").status_code == 204
-    assert alice.get(f"/conversations/{cid}/messages").json() == []
+    assert _messages(alice, cid) == []
     meta = alice.get(f"/conversations/{cid}").json()
     assert meta["messageCount"] == 0 and meta["metadata"] == {"title": "kept"}
     assert alice.delete(f"/conversations/{cid}").status_code == 204
@@ -190,6 +234,25 @@ def test_idempotency_key_and_message_id_make_retries_safe(server: Server) -> Non
     assert alice.get(f"/conversations/{cid}").json()["messageCount"] == 4
 
 
+def test_an_idempotency_key_reused_with_another_batch_is_409(server: Server) -> None:
+    """A retry carries the same batch: one longer, shorter, or a single message where a batch
+    was (and the other way round) is a different request under the same key."""
+    alice, cid = server.client("alice"), new_id()
+    a, b, c = ({"role": "user", "content": x} for x in "abc")
+    key = {"Idempotency-Key": "k-1"}
+    assert _post(alice, cid, {"messages": [a, b]}, **key).json()["messageIds"] == ["k-1:0", "k-1:1"]
+    for other in ({"messages": [a, b, c]}, {"messages": [a]}, {"messages": []}, a):
+        refused = _post(alice, cid, other, **key)
+        error = _error(refused, 409, "message_id_conflict")
+        assert error["argument"] == "Idempotency-Key", other
+    assert _post(alice, cid, {"messages": [a, b]}, **key).status_code == 201  # the same: a retry
+    assert _post(alice, cid, a, **{"Idempotency-Key": "k-2"}).json() == {"messageId": "k-2"}
+    as_batch = _post(alice, cid, {"messages": [a]}, **{"Idempotency-Key": "k-2"})
+    assert _error(as_batch, 409, "message_id_conflict")["argument"] == "Idempotency-Key"
+    contents = [m["content"] for m in _messages(alice, cid)]
+    assert contents == ["a", "b", "a"]
+
+
 def test_a_batch_is_atomic(server: Server) -> None:
     alice, cid = server.client("alice"), new_id()
     bad = {"messages": [{"role": "user", "content": "ok"}, {"role": "user", "content": 12}]}
@@ -203,7 +266,7 @@ def test_a_batch_is_atomic(server: Server) -> None:
     }
     error = _error(_post(alice, cid, core_bad), 400, "invalid_argument")
     assert error["argument"] == "messages[1].message_id"
-    assert alice.get(f"/conversations/{cid}/messages").json() == []
+    assert _messages(alice, cid) == []
     assert _post(alice, cid, {"messages": []}).json() == {"messageIds": []}
 
 
@@ -227,14 +290,21 @@ def test_bad_bodies_are_400_or_422_never_500(server: Server) -> None:
         response = alice.post(url, content=json.dumps(body), headers=JSON)
         assert response.status_code == status, (body, response.text)
         assert response.json()["error"]["code"] in ("invalid_request", "invalid_argument")
-    for raw in (b"{not json", b"[" * 100_000 + b"]" * 100_000, b"\xff\xfe"):
+    for raw in (b"{not json", b"[1,", b"\xff\xfe", b"[" * 100_000 + b"]" * 100_000):
         response = alice.post(url, content=raw, headers={"content-type": "application/json"})
-        assert 400 <= response.status_code < 500, response.text
+        error = _error(response, 400, "invalid_request")  # a body that is not JSON: 400
+        assert error["argument"] == "body" and error["message"].startswith("body: "), raw[:9]
+    for method, path in [
+        ("PATCH", f"/conversations/{cid}"),
+        ("PUT", "/memory_stores/s/memories/e"),
+    ]:
+        response = alice.request(method, path, content=b"{", headers=JSON)
+        assert _error(response, 400, "invalid_request")["argument"] == "body", path
     plain = alice.post(
         url, content=b'{"role":"user","content":"x"}', headers={"content-type": "text/plain"}
     )
     assert 400 <= plain.status_code < 500
-    assert alice.get(url).json() == []
+    assert _messages(alice, cid) == []
 
 
 def test_json_the_python_api_keeps_comes_back_exact(server: Server) -> None:
@@ -251,7 +321,7 @@ def test_json_the_python_api_keeps_comes_back_exact(server: Server) -> None:
     assert posted.status_code == 201, posted.text
     back = alice.get(f"/conversations/{cid}/messages")
     assert back.status_code == 200
-    assert json.loads(back.text)[0]["content"] == content
+    assert json.loads(back.text)["items"][0]["content"] == content
 
 
 def test_ids_holding_slashes_and_escapes(server: Server) -> None:
@@ -266,6 +336,33 @@ def test_ids_holding_slashes_and_escapes(server: Server) -> None:
     assert _error(bad_utf8, 400, "invalid_argument")["argument"] == "conversation_id"
     long = alice.get(f"/conversations/{'x' * 300}")
     assert _error(long, 400, "invalid_argument")["argument"] == "conversation_id"
+
+
+def test_ids_a_path_segment_cannot_carry_go_in_the_query(server: Server) -> None:
+    """``.`` and ``..`` are ids like any other, but URLs resolve them away as path segments,
+    even percent-encoded (httpx and browsers alike): they go in the query, '-' in the path."""
+    alice = server.client("alice")
+    for cid in (".", "..", "-"):
+        posted = alice.post(
+            "/conversations/-/messages",
+            params={"conversationId": cid},
+            json={"role": "user", "content": cid, "messageId": ".."},
+        )
+        assert posted.status_code == 201, posted.text
+        query = {"conversationId": cid}
+        assert alice.get("/conversations/-", params=query).json()["conversationId"] == cid
+        page = alice.get("/conversations/-/messages", params=query).json()
+        assert [m["content"] for m in page["items"]] == [cid]
+        one = alice.get("/conversations/-/messages/-", params={**query, "messageId": ".."})
+        assert one.json()["content"] == cid
+        patched = alice.patch("/conversations/-", params=query, json={"metadata": {"t": cid}})
+        assert patched.json()["metadata"] == {"t": cid}
+    assert alice.get("/conversations/-").json()["metadata"] == {"t": "-"}  # '-' in the path
+    both = alice.get("/conversations/x", params={"conversationId": "."})
+    assert _error(both, 400, "invalid_argument")["argument"] == "conversationId"
+    for cid in (".", "..", "-"):
+        assert alice.delete("/conversations/-", params={"conversationId": cid}).status_code == 204
+    assert alice.get("/conversations/-", params={"conversationId": "."}).status_code == 404
 
 
 def test_unknown_routes_and_methods(server: Server) -> None:
@@ -293,4 +390,4 @@ def test_hostile_values_in_paths_queries_and_bodies(server: Server) -> None:
     assert _error(nested, 400, "invalid_argument")["argument"] == "content"
     huge_int = '{"role": "user", "content": "x", "metadata": {"n": ' + "9" * 5000 + "}}"
     assert 400 <= alice.post(url, content=huge_int, headers=JSON).status_code < 500
-    assert [m["content"] for m in alice.get(url).json()] == ["x"]
+    assert [m["content"] for m in _messages(alice, cid)] == ["x"]

@@ -66,6 +66,57 @@ def test_every_kind_of_change_in_commit_order(server: Server, streams: list[Even
     # A change of a conversation deleted before the stream read it is gone with it.
 
 
+def test_conversation_updated_carries_the_conversation(
+    server: Server, streams: list[EventStream]
+) -> None:
+    alice, cid = server.client("alice"), new_id()
+    alice.post(f"/conversations/{cid}/messages", json={"role": "user", "content": "a"})
+    stream = _subscribe(streams, server, cid)
+    alice.patch(f"/conversations/{cid}", json={"metadata": {"title": "Trip"}})
+    event = stream.next_event()
+    assert event["event"] == "conversation.updated"
+    meta = alice.get(f"/conversations/{cid}").json()
+    assert event["data"]["conversation"] == meta
+    assert event["data"]["conversation"]["metadata"] == {"title": "Trip"}
+
+
+def test_a_deleted_conversation_sends_conversation_deleted_however_it_went(
+    server: Server, streams: list[EventStream]
+) -> None:
+    """Deleted and made again by another user (or by an agent, nobody's): the stream says
+    it was deleted and goes on as for a missing conversation; made again by its owner: the
+    new one's messages follow from its start; resumed after it went: deleted at once."""
+    alice, bob = server.client("alice"), server.client("bob")
+    for again in ("bob", "agent", "alice"):
+        cid = new_id()
+        alice.post(f"/conversations/{cid}/messages", json={"role": "user", "content": "a"})
+        stream = _subscribe(streams, server, cid)
+        alice.delete(f"/conversations/{cid}")
+        if again == "bob":
+            bob.post(f"/conversations/{cid}/messages", json={"role": "user", "content": "b"})
+        elif again == "agent":
+            run_agent("append", server.store_url, cid, "b")
+        else:
+            alice.post(f"/conversations/{cid}/messages", json={"role": "user", "content": "c"})
+        deleted = stream.next_event()
+        assert (deleted["event"], deleted["data"], deleted["id"]) == (
+            "conversation.deleted",
+            {"conversationId": cid},
+            "0",
+        ), again
+        if again != "alice":  # not alice's: it shows nothing of it, as a missing one
+            server.client("admin").delete(f"/conversations/{cid}")
+            alice.post(f"/conversations/{cid}/messages", json={"role": "user", "content": "c"})
+        created = stream.next_event()
+        assert (created["data"]["message"]["content"], created["id"]) == ("c", "1"), again
+        stream.close()
+    gone = new_id()
+    alice.post(f"/conversations/{gone}/messages", json={"role": "user", "content": "a"})
+    alice.delete(f"/conversations/{gone}")
+    resumed = _subscribe(streams, server, gone, **{"Last-Event-ID": "1"})
+    assert resumed.next_event()["event"] == "conversation.deleted"
+
+
 def test_resume_with_last_event_id(server: Server, streams: list[EventStream]) -> None:
     alice, cid = server.client("alice"), new_id()
     url = f"/conversations/{cid}/messages"
@@ -114,12 +165,23 @@ def test_another_server_process_writes_and_this_one_streams(
 def test_who_may_subscribe(server: Server, streams: list[EventStream]) -> None:
     alice, cid = server.client("alice"), new_id()
     alice.post(f"/conversations/{cid}/messages", json={"role": "user", "content": "mine"})
+    # To bob it is as a missing conversation: a stream that shows nothing of alice's, until
+    # the id is free and bob's own conversation has it.
     bob = _subscribe(streams, server, cid, "bob")
-    assert bob.status == 404 and bob.next()["error"]["error"]["code"] == "not_found"
+    assert bob.status == 200
+    alice.post(f"/conversations/{cid}/messages", json={"role": "user", "content": "mine too"})
+    alice.delete(f"/conversations/{cid}")
+    server.client("bob").post(
+        f"/conversations/{cid}/messages", json={"role": "user", "content": "bob's"}
+    )
+    event = bob.next_event()
+    assert (event["event"], event["data"]["message"]["content"]) == ("message.created", "bob's")
+    cid = new_id()
+    alice.post(f"/conversations/{cid}/messages", json={"role": "user", "content": "mine"})
     for bad in ("abc", "-1", "1.5", "9" * 20, "9" * 5000):
         refused = _subscribe(streams, server, cid, **{"Last-Event-ID": bad})
         assert refused.status == 400, bad
-        assert refused.next()["error"]["error"]["argument"] in ("Last-Event-ID", "after")
+        assert refused.next()["error"]["error"]["argument"] == "Last-Event-ID", bad
     assert _subscribe(streams, server, cid, "admin").status == 200
     anonymous = EventStream(server, f"/conversations/{cid}/events", "")
     streams.append(anonymous)

@@ -74,14 +74,105 @@ MEMORY_CALLS: list[tuple[str, str, dict[str, Any] | None]] = [
 ]
 
 
-@pytest.mark.parametrize(("method", "path", "body"), CONVERSATION_CALLS + MEMORY_CALLS)
-def test_every_endpoint_refuses_the_other_users_things(
-    server: Server, alices: dict[str, str], method: str, path: str, body: Any
+# -- another user's things answer as missing ones, byte for byte ------------------------------
+
+C, M = "/conversations/{conversationId}", "/memory_stores/{memoryStoreId}"
+# Requests for every operation of the API, with alice's ids in the path (and some queries
+# naming her message, entry or version). The operations come from the server's own OpenAPI
+# document: one this table does not name fails the test, so no endpoint is forgotten.
+REQUESTS: dict[tuple[str, str], list[tuple[str, dict[str, Any] | None]]] = {
+    ("GET", "/me"): [("", None)],
+    ("GET", "/conversations"): [("", None)],
+    ("GET", C): [("", None)],
+    ("PATCH", C): [("", {"metadata": {"title": "taken"}})],
+    ("DELETE", C): [("", None)],
+    ("GET", f"{C}/messages"): [("", None), ("?after={mid}", None), ("?before={mid}", None)],
+    ("POST", f"{C}/messages"): [
+        ("", {"role": "user", "content": "injected"}),
+        ("", {"messages": [{"role": "user", "content": "x"}]}),
+    ],
+    ("DELETE", f"{C}/messages"): [("", None)],
+    ("GET", f"{C}/messages/{{messageId}}"): [("", None)],
+    ("PATCH", f"{C}/messages/{{messageId}}"): [("", {"content": "changed"})],
+    ("DELETE", f"{C}/messages/{{messageId}}"): [("", None)],
+    ("GET", f"{C}/events"): [("", None), ("?after=1", None)],
+    ("POST", "/memory_stores"): [("", {"name": "n"})],
+    ("GET", "/memory_stores"): [("", None)],
+    ("GET", M): [("", None)],
+    ("DELETE", M): [("", None)],
+    ("POST", f"{M}/memories"): [("", {"path": "q.md", "content": "x"})],
+    ("GET", f"{M}/memories"): [("", None), ("?pathPrefix=p", None)],
+    ("GET", f"{M}/memories/{{entryId}}"): [("", None)],
+    ("PUT", f"{M}/memories/{{entryId}}"): [("", {"content": "changed", "version": 1})],
+    ("DELETE", f"{M}/memories/{{entryId}}"): [("", None), ("?version=1", None)],
+    ("GET", f"{M}/versions"): [("", None), ("?entryId={eid}", None), ("?after={vid}", None)],
+    ("GET", f"{M}/versions/{{versionId}}"): [("", None)],
+    ("POST", f"{M}/versions/{{versionId}}/redact"): [("", None)],
+}
+# Writes that create the conversation they name: a free id is created, another user's is
+# 404 (conversation ids are one namespace: the README's one exception).
+CREATING = {("PATCH", C), ("POST", f"{C}/messages")}
+# Operations that name nothing of alice's: nothing to compare.
+UNNAMED = {("GET", "/me"), ("GET", "/conversations"), ("POST", "/memory_stores")}
+UNNAMED |= {("GET", "/memory_stores")}
+
+
+def _operations(server: Server) -> set[tuple[str, str]]:
+    paths = server.client(None).get("/openapi.json").json()["paths"]
+    return {(method.upper(), path) for path, methods in paths.items() for method in methods}
+
+
+def _answer(client: httpx.Client, method: str, url: str, body: Any) -> tuple[int, str, bytes]:
+    """Status, content type and body; of an event stream (which stays open), what comes
+    before its first event."""
+    with client.stream(method, url, json=body) as response:
+        kind = response.headers.get("content-type", "")
+        if not kind.startswith("text/event-stream"):
+            return response.status_code, kind, response.read()
+        head = b""
+        for chunk in response.iter_raw():
+            head += chunk
+            if b"\n\n" in head:
+                break
+        return response.status_code, kind, head
+
+
+@pytest.mark.parametrize("as_admin", [False, True], ids=["bob", "admin-as-bob"])
+def test_another_users_things_answer_as_missing_ones_byte_for_byte(
+    server: Server, alices: dict[str, str], as_admin: bool
 ) -> None:
+    """Every endpoint answers bob for alice's conversation, message, memory store, entry and
+    version exactly as it answers him once they are deleted: status, type and body, byte for
+    byte (only the writes that create a conversation cannot hide it)."""
+    assert _operations(server) == set(REQUESTS), "REQUESTS must name every operation"
+    client = server.client("admin" if as_admin else "bob")
+    if as_admin:
+        client.params = client.params.set("userId", "bob")
+    ids = {
+        "conversationId": alices["cid"],
+        "messageId": alices["mid"],
+        "memoryStoreId": alices["sid"],
+        "entryId": alices["eid"],
+        "versionId": alices["vid"],
+    }
+    calls = [
+        (operation, path.format(**ids) + query.format(**alices), body)
+        for operation, requests in REQUESTS.items()
+        if operation not in UNNAMED
+        for query, body in requests
+        for method, path in [operation]
+    ]
     before = _snapshot(server, alices)
-    bob = server.client("bob")
-    _not_found(bob.request(method, path.format(**alices), json=body))
-    assert _snapshot(server, alices) == before
+    theirs = [_answer(client, op[0], url, body) for op, url, body in calls]
+    assert _snapshot(server, alices) == before  # nothing of alice's changed
+    admin = server.client("admin")
+    assert admin.delete(f"/conversations/{alices['cid']}").status_code == 204
+    assert admin.delete(f"/memory_stores/{alices['sid']}").status_code == 204
+    for (operation, url, body), answer in zip(calls, theirs, strict=True):
+        if operation in CREATING:
+            assert answer[0] == 404, (operation, url)
+            continue
+        assert _answer(client, operation[0], url, body) == answer, (operation, url)
 
 
 def test_the_answer_is_the_one_a_missing_id_gets(server: Server, alices: dict[str, str]) -> None:
@@ -162,7 +253,7 @@ def test_an_admin_sees_both_and_acts_as_either(server: Server, alices: dict[str,
     as_bob = admin.get(f"/conversations/{alices['cid']}", params={"userId": "bob"})
     _not_found(as_bob)
     as_alice = admin.get(f"/conversations/{alices['cid']}/messages", params={"userId": "alice"})
-    assert [m["content"] for m in as_alice.json()] == ["mine"]
+    assert [m["content"] for m in as_alice.json()["items"]] == ["mine"]
     cid = new_id("for-bob")
     admin.post(
         f"/conversations/{cid}/messages",

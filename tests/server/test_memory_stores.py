@@ -41,7 +41,7 @@ def test_the_reference_flow(server: Server) -> None:
 
     listed = alice.get(f"/memory_stores/{sid}/memories").json()
     assert [e["path"] for e in listed["items"]] == ["notes/2026/05/daily.md"]
-    assert listed["items"][0]["content"] is None  # listings give no content
+    assert "content" not in listed["items"][0]  # listings give no content (the reference)
     one = alice.get(f"/memory_stores/{sid}/memories/{eid}").json()
     assert one["content"] == "Deploys on Fridays: no."
 
@@ -63,6 +63,30 @@ def test_the_reference_flow(server: Server) -> None:
     _error(alice.get(f"/memory_stores/{sid}/memories/{eid}"), 404, "not_found")
     versions = alice.get(f"/memory_stores/{sid}/versions", params={"entryId": eid}).json()
     assert [v["operation"] for v in versions["items"]] == ["create", "update", "delete"]
+    assert not any("content" in v for v in versions["items"])
+
+
+def test_listings_leave_content_out_of_their_schema(server: Server) -> None:
+    document = server.client(None).get("/openapi.json").json()
+    schemas = document["components"]["schemas"]
+
+    def item_of(path: str) -> dict[str, Any]:
+        ok = document["paths"][path]["get"]["responses"]["200"]["content"]
+        page = schemas[ok["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]]
+        item: dict[str, Any] = schemas[
+            page["properties"]["items"]["items"]["$ref"].rsplit("/", 1)[1]
+        ]
+        return item
+
+    for path in (
+        "/memory_stores/{memoryStoreId}/memories",
+        "/memory_stores/{memoryStoreId}/versions",
+    ):
+        properties = item_of(path)["properties"]
+        assert "content" not in properties and "path" in properties, path
+    one = document["paths"]["/memory_stores/{memoryStoreId}/memories/{entryId}"]["get"]
+    entry = one["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    assert "content" in schemas[entry.rsplit("/", 1)[1]]["properties"]
 
 
 def test_paths_must_be_relative(server: Server) -> None:

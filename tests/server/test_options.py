@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from convostore import MemoryValidationError
 from convostore_server import Principal, TokenTable, create_app, hash_token, new_token
 from served import (
     BIN,
@@ -60,7 +61,7 @@ def test_content_over_the_limit_is_413(small: Server) -> None:
     sid = alice.post("/memory_stores", json={"name": "s"}).json()["memoryStoreId"]
     memory = alice.post(f"/memory_stores/{sid}/memories", json={"path": "a", "content": "m" * 101})
     assert _error(memory, 413, "too_large")["argument"] == "content"
-    assert alice.get(url).json() == []
+    assert alice.get(url).json()["items"] == []
 
 
 def test_quotas_have_their_own_code(small: Server) -> None:
@@ -129,6 +130,17 @@ def test_cors_allows_the_configured_origin_only(small: Server) -> None:
     assert "access-control-allow-origin" not in other.headers
     read = small.client("alice").get("/conversations", headers={"Origin": "https://app.example"})
     assert read.headers["access-control-allow-origin"] == "https://app.example"
+
+
+def test_cors_credentials_for_any_origin_are_refused_at_start_up() -> None:
+    """``*`` with credentials would let any site read a signed-in user's data (Starlette
+    reflects the origin); the CORS specification forbids the pair, so does create_app."""
+    for origins in (["*"], ["https://app.example", "*"]):
+        with pytest.raises(MemoryValidationError, match="cors_credentials") as refused:
+            create_app("memory://", cors_origins=origins, cors_credentials=True)
+        assert refused.value.argument == "cors_origins"
+    create_app("memory://", cors_origins=["*"])  # without credentials: any origin may read
+    create_app("memory://", cors_origins=["https://app.example"], cors_credentials=True)
 
 
 def test_an_auth_hook_plugs_in_the_apps_own_sessions(tmp_path: Path) -> None:
@@ -256,7 +268,7 @@ def test_token_table_lines() -> None:
     assert line == f"{hash_token(token)} user u_1" and token not in line
     _, admin_line = new_token("admin")
     digest, role = admin_line.split(" ", 1)
-    table = TokenTable.parse(f"# comment\n\n{line}  # alice's laptop\n{digest.upper()} {role}\n")
+    table = TokenTable.parse(f"# comment\n\n{line}\n{digest.upper()} {role}\n")
     assert [p for _, p in table.entries] == [Principal(user_id="u_1"), Principal(admin=True)]
     for bad in ("abc user u", f"{'0' * 64} owner", f"{'0' * 64} user", f"{'g' * 64} admin"):
         with pytest.raises(ValueError, match="line 1"):

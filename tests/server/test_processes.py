@@ -1,23 +1,39 @@
 """The server and the agents share one database: what an agent appends in another process
 (through the core or the Claude session store) is visible over HTTP at once and the other way
-round; two server processes on one PostgreSQL database lose and duplicate nothing."""
+round; two server processes on one PostgreSQL database lose and duplicate nothing; worker
+processes that start slowly are waited for, and one that goes is logged with the reason."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import threading
+import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import httpx
-from served import Server, new_id, pg_schema, run_agent, start
+from served import (
+    BIN,
+    HERE,
+    Server,
+    clean_env,
+    free_port,
+    new_id,
+    pg_schema,
+    run_agent,
+    start,
+    stop,
+)
 
 
 def test_an_agent_in_another_process_and_a_client_see_the_same_messages(server: Server) -> None:
     alice, cid = server.client("alice"), new_id()
     alice.post(f"/conversations/{cid}/messages", json={"role": "user", "content": "Weather?"})
     run_agent("append", server.store_url, cid, "Sunny, 22C.")  # no user: the agent path
-    assert [m["content"] for m in alice.get(f"/conversations/{cid}/messages").json()] == [
+    assert [m["content"] for m in alice.get(f"/conversations/{cid}/messages").json()["items"]] == [
         "Weather?",
         "Sunny, 22C.",
     ]
@@ -31,23 +47,23 @@ def test_an_agent_in_another_process_and_a_client_see_the_same_messages(server: 
 
 
 def test_an_agents_own_conversation_is_no_users(server: Server) -> None:
-    """Written without a user, it is nobody's: users cannot read or claim it, admins can."""
+    """Written without a user, it is nobody's: to a user it is as a missing one (and cannot
+    be claimed), admins read it."""
     cid = new_id("agent")
     run_agent("append", server.store_url, cid, "internal notes")
     alice = server.client("alice")
-    for method, path, body in [
-        ("GET", f"/conversations/{cid}", None),
-        ("GET", f"/conversations/{cid}/messages", None),
-        ("POST", f"/conversations/{cid}/messages", {"role": "user", "content": "mine now"}),
-        ("PATCH", f"/conversations/{cid}", {"metadata": {"owner": "me"}}),
-        ("DELETE", f"/conversations/{cid}", None),
-        ("GET", f"/conversations/{cid}/events", None),
+    for method, path, body, status in [
+        ("GET", f"/conversations/{cid}", None, 404),
+        ("POST", f"/conversations/{cid}/messages", {"role": "user", "content": "mine now"}, 404),
+        ("PATCH", f"/conversations/{cid}", {"metadata": {"owner": "me"}}, 404),
+        ("DELETE", f"/conversations/{cid}", None, 204),  # as a missing one: nothing to delete
     ]:
         response = alice.request(method, path, json=body)
-        assert response.status_code == 404, (method, path, response.text)
+        assert response.status_code == status, (method, path, response.text)
+    assert alice.get(f"/conversations/{cid}/messages").json()["items"] == []
     admin = server.client("admin")
     assert admin.get(f"/conversations/{cid}").json()["userId"] is None
-    assert [m["content"] for m in admin.get(f"/conversations/{cid}/messages").json()] == [
+    assert [m["content"] for m in admin.get(f"/conversations/{cid}/messages").json()["items"]] == [
         "internal notes"
     ]
     assert cid not in {c["conversationId"] for c in alice.get("/conversations").json()["items"]}
@@ -59,11 +75,12 @@ def test_a_claude_session_written_by_the_adapter_is_read_over_http(server: Serve
     alice = server.client("alice")
     listed = {c["conversationId"] for c in alice.get("/conversations").json()["items"]}
     assert cid in listed
-    messages = alice.get(f"/conversations/{quote(cid, safe='')}/messages").json()
+    messages = alice.get(f"/conversations/{quote(cid, safe='')}/messages").json()["items"]
     assert [m["messageId"] for m in messages] == ["u-1", "a-1"]
     assert messages[1]["content"]["message"]["content"][0]["text"] == "It explains how to install."
-    _not_found = server.client("bob").get(f"/conversations/{quote(cid, safe='')}/messages")
-    assert _not_found.status_code == 404
+    bob = server.client("bob")  # to bob it is as a missing conversation
+    assert bob.get(f"/conversations/{quote(cid, safe='')}").status_code == 404
+    assert bob.get(f"/conversations/{quote(cid, safe='')}/messages").json()["items"] == []
 
 
 def test_two_servers_under_concurrent_posts_lose_and_duplicate_nothing(
@@ -103,14 +120,13 @@ def test_two_servers_under_concurrent_posts_lose_and_duplicate_nothing(
             assert errors == []
             reader = first.client("alice")
             contents: list[str] = []
-            after = None
-            while True:
-                params = {"limit": 100, **({"after": after} if after else {})}
+            params: dict[str, Any] = {"limit": 100}
+            while True:  # the cursors walk every message once
                 page = reader.get(f"/conversations/{cid}/messages", params=params).json()
-                if not page:
+                contents += [m["content"] for m in page["items"]]
+                if page["nextCursor"] is None:
                     break
-                contents += [m["content"] for m in page]
-                after = page[-1]["messageId"]
+                params = {"limit": 100, "after": page["nextCursor"]}
             expected = {f"w{n}-{i}" for n in range(writers) for i in range(each)}
             assert len(contents) == len(expected) and set(contents) == expected
             meta = second.client("alice").get(f"/conversations/{cid}").json()
@@ -121,3 +137,65 @@ def test_two_servers_under_concurrent_posts_lose_and_duplicate_nothing(
         finally:
             first.stop()
             second.stop()
+
+
+def _workers_run_first(tmp_path: Path, code: str) -> dict[str, str]:
+    """An environment whose spawned worker processes run ``code`` before anything else (a
+    ``sitecustomize``; the supervisor does not run it): a slow, stuck or failing start."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import sys\n"
+        "if '--multiprocessing-fork' in sys.argv:  # a worker, spawned by the supervisor\n"
+        f"    {code}\n"
+    )
+    return clean_env(PYTHONPATH=os.pathsep.join([str(site), str(HERE)]))
+
+
+def _log_shows(log: Path, text: str, process: subprocess.Popen[bytes]) -> str:
+    """The log once it holds ``text`` (the test's timeout guards a hang)."""
+    while text not in (content := log.read_text(errors="replace")):
+        assert process.poll() is None, content
+        time.sleep(0.1)  # polling a file: the server writes it on its own time
+    return content
+
+
+def test_workers_that_start_slowly_are_waited_for(tmp_path: Path) -> None:
+    """A worker process that takes 7 s to start (a busy machine) is not killed: uvicorn's
+    supervisor killed any that had not answered its health check within 5 s, over and over,
+    logging only that it "died"."""
+    env = _workers_run_first(tmp_path, "import time; time.sleep(7)")
+    server = start(f"sqlite:///{tmp_path / 's.db'}", tmp_path, "--workers", "2", env=env)
+    try:
+        while server.log_text().count("Application startup complete.") < 2:
+            assert server.process.poll() is None, server.log_text()
+            time.sleep(0.1)  # polling the log for the second worker's start
+        log = server.log_text()
+        assert "died" not in log and "replaces it" not in log, log
+        assert server.client("alice").get("/me").json()["userId"] == "alice"
+    finally:
+        server.stop()
+
+
+def test_a_worker_that_goes_is_logged_with_the_reason(tmp_path: Path) -> None:
+    for code, reason in [
+        ("import time; time.sleep(3600)", "did not answer the supervisor's health check within 1"),
+        ("import os; os._exit(7)", "exited with code 7"),
+    ]:
+        tmp = tmp_path / str(len(reason))
+        tmp.mkdir()
+        log = tmp / "server.log"
+        args = ["--url", f"sqlite:///{tmp / 's.db'}", "--no-auth", "--port", str(free_port())]
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [str(BIN / "convostore-server"), *args, "--workers", "2", "--worker-timeout", "1"],
+                cwd=tmp,
+                env=_workers_run_first(tmp, code),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            text = _log_shows(log, reason, process)
+            assert "worker process [" in text and "a new one replaces it" in text
+        finally:
+            stop(process)

@@ -51,3 +51,15 @@ def test_the_openapi_document_holds_against_the_live_server(
     counts = re.search(r"(\d+) generated, (\d+) passed", done.stdout)
     assert counts and int(counts[1]) == int(counts[2]) > 200, done.stdout[-1500:]
     assert "Tested: 23" in done.stdout  # every operation but the event stream (and /ui)
+
+
+def test_every_operation_has_a_clean_name(server: Server) -> None:
+    """Generated clients name their methods after the operation ids: each is a camelCase
+    identifier of its own (FastAPI's defaults read get_messages_conversations__..._get)."""
+    paths = server.client(None).get("/openapi.json").json()["paths"]
+    names = [op["operationId"] for methods in paths.values() for op in methods.values()]
+    assert len(names) == len(set(names))
+    assert all(re.fullmatch("[a-z][a-zA-Z0-9]*", name) for name in names), names
+    assert {"getMessages", "listConversations", "appendMessages", "getEvents", "getMe"} <= set(
+        names
+    )

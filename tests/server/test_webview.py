@@ -29,7 +29,7 @@ def test_the_page_is_served_with_its_security_headers(server: Server) -> None:
     assert page.status_code == 200
     assert page.headers["content-type"].startswith("text/html")
     assert '<script type="module" src="app.js">' in page.text
-    for path in ("/ui/", "/ui/app.js", "/ui/style.css"):
+    for path in ("/ui/", "/ui/app.js", "/ui/style.css", "/ui/nothing.js", "/ui/a/b/"):
         headers = anonymous.get(path).headers
         policy = headers["content-security-policy"]
         assert "script-src 'self'" in policy
@@ -40,7 +40,13 @@ def test_the_page_is_served_with_its_security_headers(server: Server) -> None:
     home = anonymous.get("/", follow_redirects=False)
     assert (home.status_code, home.headers["location"]) == (307, "ui/")
     missing = anonymous.get("/ui/nothing.js")
-    assert missing.status_code == 404
+    assert missing.status_code == 404  # with the headers above, as every /ui response
+    assert missing.json()["error"]["code"] == "not_found"
+    wrong = anonymous.post("/ui/")
+    assert (
+        wrong.status_code == 405
+        and "default-src 'none'" in wrong.headers["content-security-policy"]
+    )
 
 
 def test_the_page_never_builds_html_from_strings() -> None:

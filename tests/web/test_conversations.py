@@ -10,7 +10,7 @@ from conftest import OpenPage, count, screenshot, scroll_until
 from convostore import ConversationStore
 from playwright.sync_api import expect
 from served import BIN, Server, new_id, spawn, stop
-from writers import claude_session, core_chat, crewai_run, openai_session
+from writers import claude_session, core_chat, crewai_run, langgraph_thread, openai_session
 
 
 def link(cid: str) -> str:
@@ -292,3 +292,52 @@ def test_the_live_view_resumes_after_the_server_restarts(
     assert page.locator(".msg .parts").all_inner_texts() == [
         "before", "You said: before", "while away"
     ]  # fmt: skip
+
+
+def test_conversations_whose_id_a_path_cannot_carry_open_like_any_other(
+    server: Server, open_page: OpenPage
+) -> None:
+    """``.`` and ``..`` (URLs resolve them away, even as %2E): the page asks for them with the
+    id in the query, from the list and by address, and follows them live."""
+    user = "ivy"
+    with ConversationStore(server.store_url) as store:
+        for cid in (".", "..", "-"):
+            core_chat(store, cid, user, f"in {cid}")
+        page = open_page(user).page
+        for cid in (".", "..", "-"):
+            page.locator(f'.conv-list li[data-conversation-id="{cid}"] a').click()
+            expect(page.locator(".conv-heading")).to_have_text(cid)
+            expect(page.locator(".msg .parts").first).to_have_text(f"in {cid}")
+            expect(page.locator(".live")).to_have_text("● live")
+            store.append_message(conversation_id=cid, user_id=user, role="user", content="more")
+            page.locator(".msg", has_text="more").wait_for()
+            assert page.evaluate("location.hash") == link(cid)
+        page.evaluate(f"location.hash = {link('..')!r}")
+        expect(page.locator(".conv-heading")).to_have_text("..")
+        expect(page.locator(".msg .parts")).to_have_text(["in ..", "You said: in ..", "more"])
+
+
+def test_langgraph_threads_are_labelled_and_times_carry_their_date(
+    server: Server, open_page: OpenPage
+) -> None:
+    user = "jo"
+    thread, chat = new_id("thread"), new_id("chat")
+    with ConversationStore(server.store_url) as store:
+        langgraph_thread(store, thread, user)
+        core_chat(store, chat, user)
+    page = open_page(user).page
+    rows = ".conv-list li"
+    expect(page.locator(f'{rows}[data-conversation-id="{thread}"] .badge')).to_have_text(
+        "LangGraph"
+    )
+    expect(page.locator(f'{rows}[data-conversation-id="{chat}"] .badge')).to_have_text("core")
+    page.locator(f'{rows}[data-conversation-id="{thread}"] a').click()
+    expect(page.locator("#detail .conv-facts .badge")).to_have_text("LangGraph")
+    page.locator('details.tool-call[data-call-id="call_refund"]').wait_for()
+    # Every time shown says its day too: today's as much as another day's.
+    shown = page.locator("time").evaluate_all(
+        "els => els.map(e => [e.textContent, new Date(e.dateTime).getFullYear()])"
+    )
+    assert len(shown) >= 6
+    for text, year in shown:
+        assert str(year) in text, text

@@ -125,3 +125,24 @@ def core_chat(store: ConversationStore, cid: str, user_id: str, text: str = "Hel
             {"role": "assistant", "content": f"You said: {text}"},
         ],
     )
+
+
+def langgraph_thread(store: ConversationStore, thread_id: str, user_id: str) -> None:
+    """A LangGraph thread's conversation as ``convostore_langgraph``'s projection writes it
+    (its ``_projection.py``): on the component's store, marked ``managedBy`` with the thread's
+    id, the LangChain messages as core messages (an AI tool call in Chat Completions shape,
+    the tool's answer with its ``tool_call_id``), the LangChain ids as message ids."""
+    store.as_component("convostore-langgraph").sync_messages(
+        conversation_id=thread_id,
+        user_id=user_id,
+        metadata={"managedBy": {"threadId": thread_id}},
+        messages=[
+            {"role": "user", "content": "Refund order 42", "message_id": "lc-h1"},
+            {"role": "assistant", "content": "", "message_id": "lc-a1", "metadata": {
+                "tool_calls": [{"id": "call_refund", "type": "function", "function": {
+                    "name": "refund", "arguments": json.dumps({"order": 42})}}]}},
+            {"role": "tool", "content": "refunded", "message_id": "lc-t1",
+             "metadata": {"tool_call_id": "call_refund", "name": "refund"}},
+            {"role": "assistant", "content": "Order 42 is refunded.", "message_id": "lc-a2"},
+        ],
+    )  # fmt: skip

@@ -36,6 +36,8 @@ async def run_in_thread(call: Callable[[], T]) -> T:
                 await asyncio.wait([future])
             except asyncio.CancelledError:
                 continue  # still finishing the call; the cancellation is already on its way
+        if not future.cancelled():
+            future.exception()  # the caller is gone: its call's error goes with it, unreported
         raise
 
 

@@ -57,12 +57,26 @@ def bearer_token(connection: HTTPConnection) -> str | None:
     return token if scheme.lower() == "bearer" and token else None
 
 
+def check_user_id(user_id: str) -> str:
+    """``user_id`` if a tokens-file line carries it exactly: one or more printable characters
+    without white space (a line break in it would make a line of its own); else a
+    ``ValueError`` naming it."""
+    if not user_id or not all(c.isprintable() and not c.isspace() for c in user_id):
+        raise ValueError(
+            f"a user id in the tokens file is printable text without white space, got {user_id!r}"
+        )
+    return user_id
+
+
 class TokenTable:
     """Bearer tokens, stored hashed, each mapped to a principal.
 
-    A tokens file (or the ``CONVOSTORE_SERVER_TOKENS`` variable) has one token a line: the
-    token's SHA-256 in hex, then ``admin`` or ``user <user_id>``; ``#`` starts a comment.
-    ``convostore-server --new-token user:u_1`` makes a token and prints its line.
+    A tokens file (or the ``CONVOSTORE_SERVER_TOKENS`` variable) has one token a line, exactly
+    ``<sha256 of the token, hex> admin`` or ``<sha256> user <user_id>`` (single spaces, the user
+    id printable and without white space); a line whose first non-blank character is ``#`` is
+    a comment and a blank line is skipped. Anything else is an error naming its line: nothing
+    in a line is dropped or guessed. ``convostore-server --new-token user:u_1`` makes a token
+    and prints its line.
     """
 
     def __init__(self, entries: Iterable[tuple[str, Principal]] = ()) -> None:
@@ -70,24 +84,18 @@ class TokenTable:
 
     @classmethod
     def parse(cls, text: str, *, source: str = "tokens") -> TokenTable:
-        """A table from the text of a tokens file; a malformed line is a ``ValueError``."""
+        """A table from the text of a tokens file; a malformed line is a ``ValueError`` that
+        names it (``<source>, line <n>``)."""
         entries = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            words = line.split("#", 1)[0].split(None, 2)
-            if not words:
+        for number, raw in enumerate(text.split("\n"), start=1):
+            line = raw.removesuffix("\r")  # a file written on Windows
+            if not line.strip() or line.lstrip().startswith("#"):
                 continue
-            digest = words[0].lower()
-            if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
-                raise ValueError(f"{source}, line {number}: not a SHA-256 in hex: {words[0]!r}")
-            if words[1:] == ["admin"]:
-                entries.append((digest, Principal(admin=True)))
-            elif len(words) == 3 and words[1] == "user":
-                entries.append((digest, Principal(user_id=words[2].strip())))
-            else:
-                raise ValueError(
-                    f"{source}, line {number}: expected '<sha256> admin' or"
-                    " '<sha256> user <user_id>'"
-                )
+            try:
+                digest, principal = _entry(line)
+            except ValueError as exc:
+                raise ValueError(f"{source}, line {number}: {exc}") from None
+            entries.append((digest, principal))
         return cls(entries)
 
     @classmethod
@@ -116,13 +124,29 @@ class TokenTable:
         return found
 
 
+def _entry(line: str) -> tuple[str, Principal]:
+    """The digest and principal of one line of a tokens file."""
+    digest, _, role = line.partition(" ")
+    if len(digest) != 64 or any(c not in "0123456789abcdefABCDEF" for c in digest):
+        raise ValueError(f"not a SHA-256 in hex: {digest[:80]!r}")
+    if role == "admin":
+        return digest, Principal(admin=True)
+    if role.startswith("user "):
+        return digest, Principal(user_id=check_user_id(role[5:]))
+    raise ValueError(
+        "expected exactly '<sha256> admin' or '<sha256> user <user_id>' (single spaces,"
+        f" nothing after the role or the user id), got {line[:120]!r}"
+    )
+
+
 def new_token(role: str) -> tuple[str, str]:
-    """A fresh random token for ``role`` (``admin`` or ``user:<user_id>``) and its tokens-file
-    line (which holds only the token's hash)."""
+    """A fresh random token for ``role`` (``admin`` or ``user:<user_id>``, the user id exactly
+    as given) and its tokens-file line (which holds only the token's hash). A user id the line
+    cannot carry exactly (white space, a control character) is a ``ValueError``."""
     if role == "admin":
         described = "admin"
-    elif role.startswith("user:") and role[5:].strip():
-        described = f"user {role[5:].strip()}"
+    elif role.startswith("user:"):
+        described = f"user {check_user_id(role[5:])}"
     else:
         raise ValueError(f"role must be 'admin' or 'user:<user_id>', got {role!r}")
     token = secrets.token_urlsafe(32)

@@ -13,13 +13,21 @@ import argparse
 import ipaddress
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import uvicorn
 from fastapi import FastAPI
+from uvicorn.config import STARTUP_FAILURE
 
 from .app import create_app
 from .auth import TOKENS_FILE_ENV, TokenTable, new_token
+from .protocol import (
+    DEFAULT_HEAD_TIMEOUT,
+    DEFAULT_MAX_HEAD_BYTES,
+    HEAD_TIMEOUT_ENV,
+    MAX_HEAD_ENV,
+)
+from .supervisor import DEFAULT_WORKER_TIMEOUT, Supervisor
 
 AUTH_ENV = "CONVOSTORE_SERVER_AUTH"
 """``none`` runs without authentication (set by ``--no-auth``, loopback clients only)."""
@@ -27,6 +35,8 @@ CORS_ENV = "CONVOSTORE_SERVER_CORS_ORIGINS"
 """Comma-separated origins a browser may call from."""
 MAX_BODY_ENV = "CONVOSTORE_SERVER_MAX_BODY_BYTES"
 """The largest request body, in bytes."""
+MAX_INFLIGHT_ENV = "CONVOSTORE_SERVER_MAX_INFLIGHT_BODY_BYTES"
+"""The request body bytes a worker holds at once."""
 
 
 def app_from_env() -> FastAPI:
@@ -34,12 +44,13 @@ def app_from_env() -> FastAPI:
     default ``ConversationStore()`` opens), tokens from ``$CONVOSTORE_SERVER_TOKENS`` and the
     file ``$CONVOSTORE_SERVER_TOKENS_FILE`` names."""
     origins = [o.strip() for o in os.environ.get(CORS_ENV, "").split(",") if o.strip()]
-    max_body = os.environ.get(MAX_BODY_ENV)
+    max_body, inflight = os.environ.get(MAX_BODY_ENV), os.environ.get(MAX_INFLIGHT_ENV)
     return create_app(
         os.environ.get("CONVOSTORE_URL") or None,
         auth=False if os.environ.get(AUTH_ENV) == "none" else None,
         cors_origins=origins,
         max_body_bytes=int(max_body) if max_body else None,
+        max_inflight_body_bytes=int(inflight) if inflight else None,
     )
 
 
@@ -50,6 +61,16 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def _positive(kind: type[int] | type[float]) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        value = kind(text)
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+        return value
+
+    return parse
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -66,6 +87,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port (8000)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (1)")
+    parser.add_argument(
+        "--worker-timeout",
+        type=_positive(float),
+        default=DEFAULT_WORKER_TIMEOUT,
+        metavar="SECONDS",
+        help="with --workers above 1: the time a worker may take to answer the supervisor's"
+        f" health check, starting included, before it is replaced ({DEFAULT_WORKER_TIMEOUT})",
+    )
     parser.add_argument(
         "--tokens",
         metavar="FILE",
@@ -84,7 +113,27 @@ def _parser() -> argparse.ArgumentParser:
         metavar="ORIGIN",
         help="an origin browsers may call from (repeat for more)",
     )
-    parser.add_argument("--max-body-bytes", type=int, help="the largest request body")
+    parser.add_argument("--max-body-bytes", type=_positive(int), help="the largest request body")
+    parser.add_argument(
+        "--max-inflight-body-bytes",
+        type=_positive(int),
+        help="the request body bytes a worker holds at once, across requests (default: twice"
+        " --max-body-bytes, at least 256 MiB); past it a request is 503",
+    )
+    parser.add_argument(
+        "--header-timeout",
+        type=_positive(float),
+        metavar="SECONDS",
+        help=f"the time a request's head (request line and headers) may take to arrive, from"
+        f" the connection's opening or its first byte ({DEFAULT_HEAD_TIMEOUT:g}); then 408 and"
+        " the connection closes",
+    )
+    parser.add_argument(
+        "--max-header-bytes",
+        type=_positive(int),
+        help=f"the largest request head, URL and headers ({DEFAULT_MAX_HEAD_BYTES}); over it"
+        " 431 and the connection closes",
+    )
     parser.add_argument("--log-level", default="info")
     parser.add_argument("--no-access-log", action="store_true", help="no line per request")
     parser.add_argument(
@@ -119,23 +168,39 @@ def main(argv: Sequence[str] | None = None) -> None:
         os.environ[AUTH_ENV] = "none"
     if args.cors_origin:
         os.environ[CORS_ENV] = ",".join(args.cors_origin)
-    if args.max_body_bytes is not None:
-        os.environ[MAX_BODY_ENV] = str(args.max_body_bytes)
+    for value, name in [
+        (args.max_body_bytes, MAX_BODY_ENV),
+        (args.max_inflight_body_bytes, MAX_INFLIGHT_ENV),
+        (args.header_timeout, HEAD_TIMEOUT_ENV),
+        (args.max_header_bytes, MAX_HEAD_ENV),
+    ]:
+        if value is not None:
+            os.environ[name] = str(value)
     if not args.no_auth:
         try:
             TokenTable.from_env()  # a malformed tokens file stops here, before any worker
         except (OSError, ValueError) as exc:
             sys.exit(f"convostore-server: {exc}")
-    uvicorn.run(
+    config = uvicorn.Config(
         "convostore_server.cli:app_from_env",
         factory=True,
+        http="convostore_server.protocol:BoundedHead",  # bounds a request head's size and time
         host=args.host,
         port=args.port,
         workers=args.workers,
         log_level=args.log_level,
         access_log=not args.no_access_log,
         timeout_graceful_shutdown=5,  # event streams stay open: end them on shutdown
+        timeout_worker_healthcheck=args.worker_timeout,
+        proxy_headers=not args.no_auth,  # without authentication the socket's peer decides
     )
+    if config.workers > 1:  # as uvicorn.run, with a supervisor that says why a worker went
+        Supervisor(config, sockets=[config.bind_socket()]).run()
+        return
+    server = uvicorn.Server(config)
+    server.run()
+    if not server.started:
+        sys.exit(STARTUP_FAILURE)
 
 
 if __name__ == "__main__":

@@ -63,19 +63,24 @@ class ApiError(Exception):
         super().__init__(message)
         self.status = status
         self.detail = ErrorDetail(code=code, message=message, argument=argument)
+        self.headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
 
 
 def not_found(message: str) -> ApiError:
     return ApiError(404, "not_found", message)
 
 
-def dump_json(value: Any, adapter: TypeAdapter[Any], *, exclude_none: bool = False) -> bytes:
-    """``value`` (models, lists of models) as camelCase JSON. Text holding a lone surrogate,
-    which the core stores and UTF-8 cannot hold, is written as a ``\\ud800`` escape."""
+def dump_json(
+    value: Any, adapter: TypeAdapter[Any], *, exclude_none: bool = False, exclude: Any = None
+) -> bytes:
+    """``value`` (models, lists of models) as camelCase JSON (without the fields ``exclude``
+    names, as pydantic's ``exclude``). Text holding a lone surrogate, which the core stores
+    and UTF-8 cannot hold, is written as a ``\\ud800`` escape."""
+    options: dict[str, Any] = {"by_alias": True, "exclude_none": exclude_none, "exclude": exclude}
     try:
-        return adapter.dump_json(value, by_alias=True, exclude_none=exclude_none)
+        return adapter.dump_json(value, **options)
     except PydanticSerializationError:
-        plain = adapter.dump_python(value, by_alias=True, exclude_none=exclude_none)
+        plain = adapter.dump_python(value, **options)
         return json.dumps(plain, ensure_ascii=True, separators=(",", ":")).encode()
 
 
@@ -122,7 +127,13 @@ _HTTP_CODES = {
     405: "method_not_allowed",
     413: "too_large",
     415: "unsupported_media_type",
+    503: "overloaded",  # the request bodies in flight are at their bound (BodyBudget)
 }
+
+
+def http_code(status: int) -> str:
+    """The error code of an HTTP status the server answers for itself (404, 405, ...)."""
+    return _HTTP_CODES.get(status, "http_error")
 
 
 def _location(loc: Sequence[Any]) -> str:
@@ -140,8 +151,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def api_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)
-        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-        return error_response(exc.status, exc.detail, headers)
+        return error_response(exc.status, exc.detail, exc.headers)
 
     async def convostore_error(request: Request, exc: Exception) -> Response:
         if isinstance(exc, ContentTooLargeError):
@@ -180,18 +190,23 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def invalid_request(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
-        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+        first: dict[str, Any] = exc.errors()[0] if exc.errors() else {"msg": "invalid request"}
+        if first.get("type") == "json_invalid":  # FastAPI's; its `loc` is a position
+            at, cause = first["loc"][-1], (first.get("ctx") or {}).get("error", "")
+            return _error(400, "invalid_request", f"body: not JSON ({cause}, at {at})", "body")
         where = _location(first.get("loc", ()))
         return _error(422, "invalid_request", f"{where}: {first.get('msg')}", where)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        code = _HTTP_CODES.get(exc.status_code, "http_error")
+        code, message, argument = http_code(exc.status_code), str(exc.detail), None
+        if exc.status_code == 400:  # FastAPI's only one: a JSON body its parser gave up on
+            message, argument = "body: JSON the server cannot parse (nested too deep?)", "body"
         if exc.status_code >= 500:
             log.error("HTTP %s on %s %s", exc.status_code, request.method, request.url.path)
         return error_response(
             exc.status_code,
-            ErrorDetail(code=code, message=str(exc.detail)),
+            ErrorDetail(code=code, message=message, argument=argument),
             dict(exc.headers) if exc.headers else None,
         )
 

@@ -1,11 +1,13 @@
-"""ASGI middleware of the server: ids holding ``/`` in paths, the declared body size."""
+"""ASGI middleware of the server: ids holding ``/`` in paths, the declared body size, the
+request bodies held at once."""
 
 from __future__ import annotations
 
 from urllib.parse import unquote
 
 from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import ErrorDetail, error_response
 
@@ -57,3 +59,50 @@ class DeclaredSizeLimit:
                 await error_response(413, detail)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+class BodyBudget:
+    """Bound the request body bytes this process holds at once, across requests: a request
+    reserves its declared ``Content-Length`` before its body is read (a body streamed without
+    one, each chunk as it comes) and frees it once answered. A request the budget cannot take
+    now is answered 503 ``overloaded`` with ``Retry-After: 1``: before its body is read, or,
+    streamed, at the chunk that would overflow it."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.free = max_bytes  # changed on the event loop only: no lock
+
+    def _full(self) -> str:
+        return (
+            f"the request bodies being received fill this server's bound ({self.max_bytes}"
+            " bytes): retry in a moment"
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = Headers(scope=scope).get("content-length", "")
+        held = int(declared) if declared.isdigit() else 0
+        if held > self.free:
+            detail = ErrorDetail(code="overloaded", message=self._full())
+            await error_response(503, detail, {"Retry-After": "1"})(scope, receive, send)
+            return
+        self.free -= held
+
+        async def counted() -> Message:
+            nonlocal held
+            message = await receive()
+            if message["type"] == "http.request":
+                size = len(message.get("body", b""))
+                if size > self.free:
+                    raise HTTPException(503, self._full(), {"Retry-After": "1"})
+                self.free -= size
+                held += size
+            return message
+
+        try:
+            await self.app(scope, receive if declared.isdigit() else counted, send)
+        finally:
+            self.free += held

@@ -6,8 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .errors import ErrorDetail, error_response, http_code
 
 WEB_DIR = Path(__file__).with_name("web")
 """The page's files: index.html, its style sheet and its JavaScript modules."""
@@ -33,20 +36,32 @@ HEADERS = {
 
 
 class SecurityHeaders:
-    """Add ``HEADERS`` to every response of the wrapped app."""
+    """Add ``HEADERS`` to every response of the wrapped app, its errors too (``StaticFiles``
+    raises them, for the app's handlers: here they are answered, as JSON, with the headers)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
         async def with_headers(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 headers = MutableHeaders(scope=message)
                 for name, value in HEADERS.items():
                     headers[name] = value
             await send(message)
 
-        await self.app(scope, receive, with_headers)
+        try:
+            await self.app(scope, receive, with_headers)
+        except HTTPException as exc:
+            if started:
+                raise
+            detail = ErrorDetail(code=http_code(exc.status_code), message=str(exc.detail))
+            response = error_response(exc.status_code, detail, dict(exc.headers or {}))
+            await response(scope, receive, with_headers)
 
 
 def web_app() -> ASGIApp:

@@ -23,6 +23,16 @@ export const token = {
 /** A path segment: an id holding '/' (claude/...) is sent as %2F, as the server expects. */
 export const seg = (id) => encodeURIComponent(id);
 
+/** Ids a path segment cannot carry: URLs resolve "." and ".." away, even as %2E. */
+const DOT_SEGMENTS = new Set([".", ".."]);
+
+/** A conversation's API path (with `rest` after it) and the query it needs: an id a path
+ * segment cannot carry goes in the query, the path holding "-" (the server reads it there). */
+export function conversationPath(id, rest = "") {
+  if (DOT_SEGMENTS.has(id)) return [`/conversations/-${rest}`, { conversationId: id }];
+  return [`/conversations/${seg(id)}${rest}`, {}];
+}
+
 export function url(path, params = {}) {
   const u = new URL(path.replace(/^\//, ""), BASE);
   for (const [name, value] of Object.entries(params)) {

@@ -3,7 +3,7 @@
 // so a conversation of any length opens with one page. New messages, edits and deletions
 // arrive live through the conversation's event stream.
 
-import { api, seg } from "./api.js";
+import { api, conversationPath } from "./api.js";
 import { h, jsonBlock, plural, replace, time } from "./dom.js";
 import { frameworkOf, messageElement, Pairing } from "./render.js";
 import { subscribe } from "./sse.js";
@@ -63,17 +63,18 @@ export class ConversationView {
       await this.loadMeta();
       // Subscribe first, then read the newest page: what is written in between arrives as
       // events (and is recognised by its id), so nothing falls in a gap.
-      this.stream = subscribe(`/conversations/${seg(this.id)}/events`, {
+      const [events, params] = conversationPath(this.id, "/events");
+      this.stream = subscribe(events, {
+        params,
         onEvent: (event) => this.onEvent(event),
         onState: (state, error, reconnected) => this.onState(state, error, reconnected),
       });
       await this.stream.opened;
       if (this.closed) return;
-      const page = await api(`/conversations/${seg(this.id)}/messages`, { params: { limit: PAGE, order: "desc" } });
+      const page = await this.messages({ limit: PAGE, order: "desc" });
       if (this.closed) return;
-      this.hasOlder = page.length === PAGE;
-      page.reverse();
-      this.insert(page, "end");
+      this.hasOlder = page.previousCursor !== null;
+      this.insert(page.items.reverse(), "end");
       for (const event of this.pending.splice(0)) this.apply(event);
       this.pending = null;
       this.scrollToEnd();
@@ -91,8 +92,15 @@ export class ConversationView {
     clearTimeout(this.metaTimer);
   }
 
+  /** A page of the conversation's messages. */
+  messages(query) {
+    const [path, params] = conversationPath(this.id, "/messages");
+    return api(path, { params: { ...params, ...query } });
+  }
+
   async loadMeta() {
-    const meta = await api(`/conversations/${seg(this.id)}`);
+    const [path, params] = conversationPath(this.id);
+    const meta = await api(path, { params });
     if (this.closed) return;
     this.meta = meta;
     this.renderHeader();
@@ -179,9 +187,9 @@ export class ConversationView {
    * stream that had received no event id yet resumes from now). */
   async resync() {
     try {
-      const page = await api(`/conversations/${seg(this.id)}/messages`, { params: { limit: PAGE, order: "desc" } });
+      const newest = await this.messages({ limit: PAGE, order: "desc" });
       if (this.closed || this.pending) return;
-      page.reverse();
+      const page = newest.items.reverse();
       const ids = new Set(page.map((m) => m.messageId));
       // Gone from the newest page's range: deleted while away.
       if (page.length) {
@@ -236,15 +244,12 @@ export class ConversationView {
     this.loading = true;
     this.renderTop();
     try {
-      const page = await api(`/conversations/${seg(this.id)}/messages`, {
-        params: { limit: PAGE, order: "desc", before: this.oldest },
-      });
+      const page = await this.messages({ limit: PAGE, order: "desc", before: this.oldest });
       if (this.closed) return;
-      this.hasOlder = page.length === PAGE;
-      page.reverse();
+      this.hasOlder = page.previousCursor !== null;
       // Keep what is on screen where it is while the page grows above it.
       const fromBottom = this.scroller.scrollHeight - this.scroller.scrollTop;
-      this.insert(page, "start");
+      this.insert(page.items.reverse(), "start");
       this.scroller.scrollTop = this.scroller.scrollHeight - fromBottom;
     } catch (error) {
       if (!this.closed) this.onError(error);

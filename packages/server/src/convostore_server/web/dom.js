@@ -38,12 +38,9 @@ export function time(ms) {
   return h("time", { datetime: d.toISOString(), title: d.toISOString() }, formatTime(d));
 }
 
+/** A date and a time, today's too (a page left open, or a screenshot, outlives the day). */
 export function formatTime(d) {
-  const now = new Date();
-  const sameDay = d.toDateString() === now.toDateString();
-  return sameDay
-    ? d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" })
-    : d.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+  return d.toLocaleString([], { dateStyle: "medium", timeStyle: "medium" });
 }
 
 /** Pretty JSON of any value (a string holding JSON is parsed first). */

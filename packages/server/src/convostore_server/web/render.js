@@ -8,6 +8,8 @@ import { h, jsonBlock, pretty, time } from "./dom.js";
 /** What wrote a conversation, from the marks the adapters leave on it. */
 export function frameworkOf(meta) {
   const md = meta.metadata || {};
+  // A LangGraph thread's conversation is kept by the adapter's component (managedBy).
+  if (md.managedBy && md.managedBy.component === "convostore-langgraph") return "LangGraph";
   if (meta.conversationId.startsWith("claude/") || "claude_session" in md) return "Claude";
   if ("openai_agents" in md) return "OpenAI Agents";
   if ("crewai" in md) return "CrewAI";

@@ -41,13 +41,14 @@ export async function readEvents(body, dispatch, onRetry, onId = () => {}) {
 }
 
 /**
- * Subscribe to `path`: `onEvent({event, id, data})` for each event (data parsed from JSON),
+ * Subscribe to `path` (with the query `params`): `onEvent({event, id, data})` for each event
+ * (data parsed from JSON),
  * `onState("live" | "reconnecting" | "closed", error, reconnected)`: after a reconnection,
  * what happened while away comes as events only if an event id had been received before;
  * a view re-reads what it shows then. `opened` settles once the server
  * has taken the subscription (from then on nothing is missed); `close()` ends it.
  */
-export function subscribe(path, { onEvent, onState }) {
+export function subscribe(path, { onEvent, onState, params = {} }) {
   const controller = new AbortController();
   let lastId = null;
   let retry = 1000;
@@ -61,7 +62,7 @@ export function subscribe(path, { onEvent, onState }) {
   async function connect() {
     const headers = authHeaders({ Accept: "text/event-stream" });
     if (lastId !== null) headers["Last-Event-ID"] = lastId;
-    const response = await fetch(url(path), { headers, signal: controller.signal, cache: "no-store" });
+    const response = await fetch(url(path, params), { headers, signal: controller.signal, cache: "no-store" });
     if (!response.ok) {
       throw new ApiError(response.status, await response.json().catch(() => null));
     }

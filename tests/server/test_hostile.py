@@ -1,0 +1,313 @@
+"""Hostile input to the server, beyond the hostile bodies, paths and queries of
+``test_conversations.py`` (``test_bad_bodies_...``, ``test_hostile_values_...``) and the
+forged cursors of ``test_isolation.py``: user ids in tokens, strangers' bodies, bodies held at
+once, request heads too big or too slow; against a real uvicorn."""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from convostore_server import Principal, TokenTable, create_app, hash_token, new_token
+from served import BIN, Server, clean_env, free_port, spawn, start, start_factory, stop
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+# User ids as an attacker would pick them: a comment sign, line breaks of every kind (one
+# that forges an admin's line), white space at either end, controls, invisible formatting, a
+# lone surrogate. The first list is carried exactly, the second refused.
+FORGED_ADMIN = "\n" + "0" * 64 + " admin"
+CARRIED = ["alice#1", "#alice", "admin", "user", "ünïcødé/ïd", "a%2Fb?c=d", "'\"<>&;"]
+REFUSED = [
+    "alice" + FORGED_ADMIN,
+    "a\rb",
+    "a\r\n" + "1" * 64 + " admin",
+    "a\u2028b",
+    "a\u2029b",
+    "a\x85b",
+    "a\x0bb",
+    "a\x0cb",
+    "a\x1cb",
+    " alice",
+    "alice ",
+    "al ice",
+    "a\tb",
+    "a\u00a0b",
+    "a\x00b",
+    "a\x1b[31mb",
+    "a\u200bb",
+    "a\u202eb",
+    "\ud800",
+    "",
+]
+
+
+@pytest.mark.parametrize("user_id", CARRIED)
+def test_a_new_tokens_line_reads_back_as_exactly_its_user(user_id: str) -> None:
+    """The line ``new_token`` prints is one line that the table reads back as that user and
+    no one else."""
+    token, line = new_token(f"user:{user_id}")
+    table = TokenTable.parse(f"# header\n{line}\n")
+    assert [p for _, p in table.entries] == [Principal(user_id=user_id)]
+    assert table.entries[0][0] == hash_token(token)
+
+
+@pytest.mark.parametrize("user_id", REFUSED)
+def test_a_user_id_a_line_cannot_carry_is_refused_before_any_token(user_id: str) -> None:
+    with pytest.raises(ValueError, match="user id in the tokens file"):
+        new_token(f"user:{user_id}")
+
+
+def test_a_user_id_holding_hash_authenticates_as_itself(tmp_path: Path) -> None:
+    """``--new-token 'user:alice#1'``: its token is alice#1's (it once was alice's)."""
+    done = subprocess.run(
+        [str(BIN / "convostore-server"), "--new-token", "user:alice#1"],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=60,
+        check=True,
+    )
+    token = done.stdout.splitlines()[0].rsplit(" ", 1)[1]
+    line = done.stdout.splitlines()[1].split(": ", 1)[1]
+    (tmp_path / "tokens.txt").write_text(line + "\n")
+    port = free_port()
+    args = [str(BIN / "convostore-server"), "--url", f"sqlite:///{tmp_path / 's.db'}"]
+    process, _ = spawn(
+        [*args, "--port", str(port), "--tokens", str(tmp_path / "tokens.txt")], tmp_path, port
+    )
+    try:
+        me = httpx.get(f"http://127.0.0.1:{port}/me", headers={"Authorization": f"Bearer {token}"})
+        assert me.json() == {"userId": "alice#1", "admin": False}
+    finally:
+        stop(process)
+
+
+def test_a_user_id_with_a_line_break_mints_no_admin() -> None:
+    done = subprocess.run(
+        [str(BIN / "convostore-server"), "--new-token", "user:alice" + FORGED_ADMIN],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0 and done.stdout == ""
+    assert "user id" in done.stderr and "white space" in done.stderr
+
+
+GOOD = hash_token("t")
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (f"{GOOD} user alice # laptop", 1),  # no comment after an entry
+        (f"# ok\n{GOOD}  admin", 2),  # one space between fields
+        (f"\n{GOOD} admin ", 2),  # nothing after the role
+        (f"{GOOD} admin\n{GOOD}\tuser bob", 2),
+        (f"{GOOD} user ", 1),  # no user id
+        (f"{GOOD} user a\x0bb", 1),
+        (f"{GOOD} user a\u2028{GOOD} admin", 1),
+        (f"{GOOD} user a\x85b", 1),
+        (f"{GOOD} users bob", 1),
+        (f"{GOOD} ADMIN", 1),
+        (f"{GOOD[:-1]} admin", 1),
+        (f"{GOOD}0 admin", 1),
+        (f" {GOOD} admin", 1),
+        (f"{GOOD} user bob\r\n{GOOD} user a\rb\r\n", 2),
+    ],
+)
+def test_a_malformed_tokens_line_is_refused_with_its_number(text: str, line: int) -> None:
+    with pytest.raises(ValueError, match=f"^tokens, line {line}: "):
+        TokenTable.parse(text)
+
+
+def test_blank_and_comment_lines_and_windows_line_ends() -> None:
+    text = f"# tokens\r\n\r\n   \r\n  # indented comment\r\n{GOOD} user bob\r\n{GOOD.upper()} admin"
+    table = TokenTable.parse(text)
+    assert [p for _, p in table.entries] == [Principal(user_id="bob"), Principal(admin=True)]
+    assert {d for d, _ in table.entries} == {GOOD}
+
+
+# -- requests as raw bytes ---------------------------------------------------------------------
+
+
+def _connect(server: Server) -> socket.socket:
+    port = int(server.base.rsplit(":", 1)[1])
+    sock = socket.create_connection(("127.0.0.1", port), timeout=60)  # 60 s: a hang guard
+    return sock
+
+
+def _response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
+    """The next response on ``sock``: status, headers (lower-case names), body."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, f"the connection closed before a response: {data!r}"
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+    while len(body) < int(headers.get("content-length", "0")):
+        chunk = sock.recv(65536)
+        assert chunk, "the connection closed inside a response body"
+        body += chunk
+    return int(status_line.split()[1]), headers, body
+
+
+def _answered(sock: socket.socket) -> bool:
+    """Whether the server has sent something (or closed), without waiting for it."""
+    return bool(select.select([sock], [], [], 0)[0])
+
+
+def _closed(sock: socket.socket) -> bool:
+    return sock.recv(1) == b""
+
+
+def test_a_strangers_body_is_never_read(server: Server) -> None:
+    """No token, or a wrong one: the answer comes from the request's head alone, though the
+    body it announces (100 MB, or chunked without end) never comes, and the connection
+    closes; the server read none of it."""
+    for credentials in (b"", b"Authorization: Bearer not-a-token\r\n"):
+        for framing in (b"Content-Length: 100000000\r\n", b"Transfer-Encoding: chunked\r\n"):
+            with _connect(server) as sock:
+                sock.sendall(
+                    b"POST /conversations/c/messages HTTP/1.1\r\nHost: x\r\n"
+                    b"Content-Type: application/json\r\n" + credentials + framing + b"\r\n"
+                )
+                status, headers, body = _response(sock)
+                assert status == 401 and headers["connection"] == "close"
+                assert headers["www-authenticate"] == "Bearer"
+                assert json.loads(body)["error"]["code"] == "unauthenticated"
+                assert _closed(sock)
+    assert server.client("alice").get("/me").status_code == 200
+
+
+@pytest.fixture(scope="module")
+def tight(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("tight")
+    running = start_factory("tight_budget", f"sqlite:///{tmp / 'tight.db'}", tmp)
+    yield running
+    running.stop()
+
+
+def _held_post(server: Server, size: int) -> socket.socket:
+    """A POST announcing ``size`` bytes whose body is not sent yet, once the server waits for
+    it (``100 Continue``: it took the request, and reserved its body's bytes)."""
+    sock = _connect(server)
+    sock.sendall(
+        b"POST /conversations/budget/messages HTTP/1.1\r\nHost: x\r\n"
+        b"Authorization: Bearer " + server.tokens["alice"].encode() + b"\r\n"
+        b"Content-Type: application/json\r\nExpect: 100-continue\r\n"
+        b"Content-Length: " + str(size).encode() + b"\r\n\r\n"
+    )
+    assert _response(sock)[0] == 100
+    return sock
+
+
+def _body(size: int) -> bytes:
+    text = b'{"role": "user", "content": "'
+    return text + b"x" * (size - len(text) - 2) + b'"}'
+
+
+def test_the_bodies_held_at_once_are_bounded(tight: Server) -> None:
+    """Three requests of 1,000 bytes hold the 3,000 the server takes at once: a fourth is 503
+    before its body is read; once one is answered, there is room again."""
+    held = [_held_post(tight, 1000) for _ in range(3)]
+    try:
+        with _connect(tight) as sock:
+            sock.sendall(
+                b"POST /conversations/budget/messages HTTP/1.1\r\nHost: x\r\n"
+                b"Authorization: Bearer " + tight.tokens["alice"].encode() + b"\r\n"
+                b"Content-Type: application/json\r\nContent-Length: 10\r\n\r\n"
+            )
+            status, headers, body = _response(sock)
+            assert (status, headers["retry-after"]) == (503, "1")
+            assert json.loads(body)["error"]["code"] == "overloaded"
+        assert tight.client("alice").get("/me").status_code == 200  # no body: no bytes held
+        held[0].sendall(_body(1000))
+        assert _response(held[0])[0] == 201
+        posted = tight.client("alice").post(
+            "/conversations/budget/messages",
+            content=_body(900),
+            headers={"content-type": "application/json"},
+        )
+        assert posted.status_code == 201, posted.text
+    finally:
+        for sock in held:
+            sock.close()
+    # the closed ones gave their bytes back: three fit again
+    for sock in [_held_post(tight, 1000) for _ in range(3)]:
+        sock.close()
+
+
+def test_a_request_head_over_the_bound_is_431(server: Server) -> None:
+    with _connect(server) as sock:
+        sock.sendall(b"GET /me HTTP/1.1\r\nHost: x\r\nX-Filler: ")
+        for _ in range(16):  # one header without end, 4 KB at a time, past the bound (64 KB)
+            sock.sendall(b"a" * 4096)
+            if _answered(sock):
+                break
+        status, headers, body = _response(sock)
+        assert (status, headers["connection"]) == (431, "close")
+        assert json.loads(body)["error"]["code"] == "too_large"
+        assert _closed(sock)
+    with _connect(server) as sock:  # a whole head (a long URL) over the bound, in one send
+        sock.sendall(b"GET /conversations/" + b"x" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert _response(sock)[0] == 431
+
+
+def test_half_sent_requests_are_closed_after_the_header_timeout(tmp_path: Path) -> None:
+    """200 connections sending half a request head, and one sending nothing: each is answered
+    408 and closed once the head timeout (1 s here) has passed; the server serves on."""
+    server = start(f"sqlite:///{tmp_path / 's.db'}", tmp_path, "--header-timeout", "1")
+    try:
+        idle = _connect(server)
+        slow = []
+        for _ in range(200):
+            sock = _connect(server)
+            sock.sendall(b"GET /me HTTP/1.1\r\nHost: x\r\nAuthoriz")
+            slow.append(sock)
+        for sock in [idle, *slow]:
+            status, headers, body = _response(sock)
+            assert (status, headers["connection"]) == (408, "close")
+            assert json.loads(body)["error"]["code"] == "request_timeout"
+            assert _closed(sock)
+            sock.close()
+        assert server.client("alice").get("/me").status_code == 200
+    finally:
+        server.stop()
+
+
+# -- without authentication, the socket's peer decides -------------------------------------
+
+
+@pytest.mark.anyio
+async def test_no_auth_judges_the_peer_never_a_forwarded_header() -> None:
+    """Under a uvicorn that trusts forwarded headers (its ProxyHeadersMiddleware, as
+    ``--forwarded-allow-ips '*'`` installs it), a remote client claiming 127.0.0.1 is refused,
+    and so is any request that came through a proxy: without authentication only a local
+    client talking to the server itself is served."""
+    app = ProxyHeadersMiddleware(create_app("memory://", auth=False), trusted_hosts="*")
+    for peer, headers, status in [
+        ("192.0.2.7", {"X-Forwarded-For": "127.0.0.1"}, 403),
+        ("192.0.2.7", {"X-Forwarded-For": "::1"}, 403),
+        ("127.0.0.1", {"X-Forwarded-For": "127.0.0.1"}, 403),
+        ("127.0.0.1", {"X-Forwarded-For": "203.0.113.9"}, 403),
+        ("127.0.0.1", {"Forwarded": "for=127.0.0.1"}, 403),
+        ("127.0.0.1", {"X-Real-IP": "127.0.0.1"}, 403),
+        ("192.0.2.7", {}, 403),
+        ("127.0.0.1", {}, 200),
+    ]:
+        transport = httpx.ASGITransport(app=app, client=(peer, 5000))  # type: ignore[arg-type]
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+            response = await http.get("/me", headers=headers)
+            assert response.status_code == status, (peer, headers, response.text)
+            if status == 403:
+                assert response.json()["error"]["code"] == "forbidden"
