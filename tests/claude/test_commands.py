@@ -20,7 +20,7 @@ from claude_agent_sdk import (
 )
 from claude_transcript import AGENT_ID, SESSION_ID, SUBPATH
 from convostore import ConversationStore
-from convostore.maintenance import importer
+from convostore.commands.importers import importer
 from convostore_claude import ConvostoreSessionStore
 
 CONVOSTORE = str(Path(sys.executable).parent / "convostore")

@@ -15,7 +15,7 @@ import anyio
 import pytest
 from click.testing import CliRunner, Result
 from convostore import ConversationStore, MemoryValidationError
-from convostore.cli import app
+from convostore.commands.cli import app
 from convostore_claude import ConvostoreSessionStore
 
 pytestmark = pytest.mark.anyio

@@ -114,8 +114,8 @@ def fill(store: ConversationStore) -> None:
 def tables(url: str) -> dict[str, tuple[int, str]]:
     """Each registered table the database holds: its row count and checksum (every column but
     the derived ones, each database's own search index, every byte, in key order)."""
-    from convostore import transfer
     from convostore.backends import transfer as sql
+    from convostore.commands import migrate
     from convostore.components import registered_components
 
     with ConversationStore(url) as store:
@@ -132,7 +132,7 @@ def tables(url: str) -> dict[str, tuple[int, str]]:
                         )
                         if c not in table.derived
                     ]
-                    result[table.name] = transfer.digest_table(backend, table, columns)
+                    result[table.name] = migrate.digest_table(backend, table, columns)
         return result
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import on_a_terminal, run, write_export
-from convostore import ConversationStore, MemoryValidationError, maintenance, transfer
+from convostore import ConversationStore, MemoryValidationError
+from convostore.commands import export, importers, importing, maintenance, migrate
 
 
 def test_export_arguments(shared_url: str) -> None:
@@ -26,7 +27,7 @@ def test_export_arguments(shared_url: str) -> None:
         ):
             out = io.BytesIO()
             with pytest.raises(MemoryValidationError) as caught:
-                transfer.export_jsonl(store, out, **kwargs)  # type: ignore[arg-type]
+                export.export_jsonl(store, out, **kwargs)  # type: ignore[arg-type]
             assert caught.value.argument == argument
             assert out.getvalue() == b""
 
@@ -51,13 +52,13 @@ def test_migrate_and_import_arguments(tmp_path: Path) -> None:
     src = f"sqlite:///{tmp_path / 's.db'}"
     ConversationStore(src).close()
     with pytest.raises(MemoryValidationError, match="batch_rows"):
-        transfer.migrate(src, f"sqlite:///{tmp_path / 'd.db'}", batch_rows=0)
+        migrate.migrate(src, f"sqlite:///{tmp_path / 'd.db'}", batch_rows=0)
     assert not (tmp_path / "d.db").exists()
     with ConversationStore("memory://") as store, pytest.raises(MemoryValidationError) as caught:
-        transfer.import_jsonl(store, str(tmp_path))  # a directory
+        importing.import_jsonl(store, str(tmp_path))  # a directory
     assert caught.value.argument == "file"
     with pytest.raises(MemoryValidationError, match="not an importer"):
-        maintenance.importer("../../etc")
+        importers.importer("../../etc")
 
 
 # -- the command line -------------------------------------------------------------------------
@@ -77,7 +78,7 @@ def test_printable_escapes_exactly_the_unsafe_categories() -> None:
     """The command's one escaping rule covers C0, DEL, C1, bidi and invisible formatting
     characters, line and paragraph separators and surrogates: every character of Unicode's
     Cc, Cf, Zl, Zp and Cs, and nothing else (newlines and tabs stay in a message's text)."""
-    from convostore.cli import printable
+    from convostore.commands.cli import printable
 
     for code in range(0x110000):
         c = chr(code)

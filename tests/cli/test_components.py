@@ -8,8 +8,8 @@ from pathlib import Path
 from cli_helpers import run
 from convostore import ConversationStore
 from convostore.backends import transfer as sql
+from convostore.commands.migrate import uncovered_tables
 from convostore.components import CORE, Component, Table, registered_components
-from convostore.transfer import uncovered_tables
 
 
 def test_every_table_is_described_by_a_component(shared_url: str) -> None:

@@ -104,7 +104,7 @@ def test_without_the_extra_the_library_imports_and_the_command_says_how(tmp_path
             f'raise ModuleNotFoundError("No module named {name}", name="{name}")\n'
         )
     env = {"PYTHONPATH": str(tmp_path)}
-    code = "import convostore, convostore.transfer, convostore.maintenance; print('ok')"
+    code = "import convostore, convostore.commands.export, convostore.commands.importing, convostore.commands.migrate, convostore.commands.maintenance, convostore.commands.importers; print('ok')"
     lib = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
     )

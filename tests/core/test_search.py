@@ -402,7 +402,7 @@ def test_a_copy_answers_the_same_queries(
 ) -> None:
     """The index is derived: an export holds none of it, ``migrate`` copies none of it, and
     the destination builds its own, which answers alike."""
-    from convostore import transfer
+    from convostore.commands import export, importing, migrate
 
     sqlite_url = f"sqlite:///{tmp_path / 'copy.db'}"
     source_url, copy_url = (
@@ -414,14 +414,14 @@ def test_a_copy_answers_the_same_queries(
     with ConversationStore(source_url) as source:
         build(source, random.Random(3), 300)
         want = {q: pages(source, q, 7) for q in queries}
-        export = tmp_path / "export.jsonl"
+        dump = tmp_path / "export.jsonl"
         if how == "migrate":
-            transfer.migrate(source_url, copy_url)
+            migrate.migrate(source_url, copy_url)
         else:
-            with export.open("wb") as out:
-                transfer.export_jsonl(source, out)
+            with dump.open("wb") as out:
+                export.export_jsonl(source, out)
     with ConversationStore(copy_url) as copy:
         if how != "migrate":
-            transfer.import_jsonl(copy, str(export))
+            importing.import_jsonl(copy, str(dump))
         assert {q: pages(copy, q, 7) for q in queries} == want
         assert all(want[q] for q in queries[:4])

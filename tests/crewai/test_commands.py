@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from convostore import ConversationStore
+from convostore.commands.migrate import uncovered_tables
 from convostore.components import registered_components
-from convostore.transfer import uncovered_tables
 from convostore_crewai import ConvostoreMemoryStorage, keyword_embedder
 from crewai.memory.types import MemoryRecord
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 from convostore import ConversationStore
+from convostore.commands.migrate import uncovered_tables
 from convostore.components import registered_components
-from convostore.transfer import uncovered_tables
 from convostore_langgraph import ConvostoreStore
 from convostore_langgraph._schema import thread_heads
 from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint

@@ -26,7 +26,7 @@ import ormsgpack
 import pytest
 from click.testing import CliRunner, Result
 from convostore import ConversationStore, MemoryValidationError
-from convostore.cli import app
+from convostore.commands.cli import app
 from convostore_langgraph import ConvostoreSaver, TypeNotAllowedError
 from convostore_langgraph._codec import CHECKPOINT_NS_MAX_BYTES, THREAD_ID_MAX_BYTES
 from langchain_core.messages import HumanMessage

@@ -16,7 +16,7 @@ import pytest
 from agents import Runner, SQLiteSession
 from agents.testing import ScriptedModel, assistant_message
 from convostore import ConversationStore
-from convostore.maintenance import importer
+from convostore.commands.importers import importer
 from convostore_openai import ConvostoreSession
 from oa_helpers import agent_for, tool_turn
 

@@ -26,7 +26,7 @@ from convostore import (
     MemoryQuotaExceededError,
     MemoryValidationError,
 )
-from convostore.cli import app
+from convostore.commands.cli import app
 from convostore_openai import ConvostoreSession
 from oa_helpers import agent_for
 from pydantic import ValidationError

@@ -39,7 +39,7 @@ from .errors import (
     OwnershipError,
     StorageError,
 )
-from .memory_prompt import amemory_context, memory_context
+from .memory.prompt import amemory_context, memory_context
 from .messages import MessageInput
 from .models import (
     ChangeKind,
@@ -92,10 +92,10 @@ __all__ = [
     "MemoryEntry",
     "MemoryEntryNotFoundError",
     "MemoryOperation",
-    "MemorySearchHit",
-    "MemorySearchResult",
     "MemoryPathConflictError",
     "MemoryQuotaExceededError",
+    "MemorySearchHit",
+    "MemorySearchResult",
     "MemoryStore",
     "MemoryStoreNotFoundError",
     "MemoryStoreOwnershipError",

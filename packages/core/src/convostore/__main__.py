@@ -11,7 +11,7 @@ NEEDS_EXTRA = 6
 def main() -> None:
     """Run the command; without its extra's dependencies, say how to install them."""
     try:
-        from .cli import app
+        from .commands.cli import app
     except ImportError as exc:
         if exc.name not in ("click", "rich") and not str(exc).startswith(("click", "rich")):
             raise

@@ -120,13 +120,18 @@ CORE = Component(
         Table("convostore_clock", ("id",), "ordered clock"),
         Table("convostore_changes", ("conversation_id", "seq"), "conversation changes"),
         Table("convostore_memory_stores", ("id",), "memory stores"),
-        Table("convostore_memory_entries", ("store_id", "path"), "memory entries"),
+        Table(
+            "convostore_memory_entries",
+            ("store_id", "path"),
+            "memory entries",
+            derived=("search_rid", "search_text"),
+        ),
         Table("convostore_memory_versions", ("store_id", "seq"), "memory versions"),
     ),
     package="convostore",
     # The search index (SQLite's FTS5 table and the tables it keeps): made from the messages
     # by each database itself, never copied (``convostore migrate`` builds it at the end).
-    derived_tables=("convostore_search",),
+    derived_tables=("convostore_search", "convostore_memory_search"),
 )
 
 SCHEMA_TABLE = "convostore_schema"

@@ -11,7 +11,7 @@ from .backends.memories import MemoryEntryRow
 from .backends.search import Hit, MemoryFilter, SearchFilter
 from .engine import message_of
 from .errors import MemoryValidationError
-from .memory_stores import MemoryStoreMethods, decode_path_cursor, path_cursor
+from .memory.stores import MemoryStoreMethods, decode_path_cursor, path_cursor
 from .models import MemorySearchHit, MemorySearchResult, SearchHit, SearchResult
 from .search_text import (
     decode_cursor,

@@ -10,10 +10,10 @@ and ``memory_stores`` (memory), ``views`` (framework entry points). ``AsyncConve
 
 from __future__ import annotations
 
-from .attachments import AttachmentMethods
 from .changes import ChangeMethods
 from .conversations import ConversationMethods
 from .forks import ForkMethods
+from .memory.attachments import AttachmentMethods
 from .messages import MessageMethods
 from .search import SearchMethods
 from .sync import SyncMethods

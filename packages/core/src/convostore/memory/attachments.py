@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .backends import Tx
-from .conventions import MEMORY_STORES_KEY
-from .conversations import ConversationMethods
-from .engine import changed, merge_metadata
-from .errors import MemoryStoreNotFoundError, MemoryValidationError
-from .memory_stores import MemoryStoreMethods
-from .validation import check_id, check_optional_id, decode_json
+from ..backends import Tx
+from ..conventions import MEMORY_STORES_KEY
+from ..conversations import ConversationMethods
+from ..engine import changed, merge_metadata
+from ..errors import MemoryStoreNotFoundError, MemoryValidationError
+from ..validation import check_id, check_optional_id, decode_json
+from .stores import MemoryStoreMethods
 
 
 def _attached(metadata: str | dict[str, Any] | None) -> list[str]:

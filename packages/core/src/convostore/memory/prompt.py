@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from html import escape
 
-from .async_store import AsyncConversationStore
-from .models import MemoryEntry, MemoryStore
-from .store import ConversationStore
-from .threads import run_in_thread
-from .validation import check_int
+from ..async_store import AsyncConversationStore
+from ..models import MemoryEntry, MemoryStore
+from ..store import ConversationStore
+from ..threads import run_in_thread
+from ..validation import check_int
 
 _PAGE = 100
 

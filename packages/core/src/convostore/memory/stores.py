@@ -17,10 +17,10 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from .backends import Tx
-from .backends.memories import MemoryEntryRow, MemoryStoreRow, MemoryVersionRow
-from .engine import Engine
-from .errors import (
+from ..backends import Tx
+from ..backends.memories import MemoryEntryRow, MemoryStoreRow, MemoryVersionRow
+from ..engine import Engine
+from ..errors import (
     ConvostoreError,
     MemoryEntryNotFoundError,
     MemoryPathConflictError,
@@ -31,8 +31,8 @@ from .errors import (
     MemoryVersionConflictError,
     MemoryVersionNotFoundError,
 )
-from .ids import new_ids
-from .models import (
+from ..ids import new_ids
+from ..models import (
     ListMemoriesResult,
     ListMemoryStoresResult,
     ListMemoryVersionsResult,
@@ -41,7 +41,7 @@ from .models import (
     MemoryStore,
     MemoryVersion,
 )
-from .validation import (
+from ..validation import (
     Limits,
     check_id,
     check_int,

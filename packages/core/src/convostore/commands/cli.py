@@ -30,10 +30,11 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from . import convert, maintenance, transfer
-from .errors import ConflictError, ConvostoreError, MemoryValidationError, StorageError
-from .models import Message
-from .store import ConversationStore
+from .. import convert
+from ..errors import ConflictError, ConvostoreError, MemoryValidationError, StorageError
+from ..models import Message
+from ..store import ConversationStore
+from . import common, export, importers, importing, maintenance, migrate, stats
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -153,7 +154,7 @@ def _errors(fn: F) -> F:
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except transfer.VerificationError as exc:
+        except common.VerificationError as exc:
             _fail("problems", f"verification failed: {_message(exc)}")
         except MemoryValidationError as exc:
             _fail("bad input", _message(exc))
@@ -200,10 +201,10 @@ class _Rate(ProgressColumn):
 
 
 @contextlib.contextmanager
-def _progress(enabled: bool = True) -> Iterator[transfer.Progress | None]:
+def _progress(enabled: bool = True) -> Iterator[common.Progress | None]:
     """A Rich progress bar on stderr when it is a terminal (none in a pipe or a file), a row
     per kind of rows (per table for ``migrate``), with the count and the rate; a
-    ``transfer.Progress``."""
+    ``common.Progress``."""
     if not enabled or not err.is_terminal:
         yield None
         return
@@ -242,7 +243,7 @@ def app() -> None:
 @_errors
 def ls_command(url: str | None, user: str | None, limit: int) -> None:
     """Conversations, newest activity first (ids whole, to paste into `show`)."""
-    with transfer.open_existing(url) as store:
+    with common.open_existing(url) as store:
         table = _table(
             "conversation", "owner", "messages", "last activity (UTC)", "title", wrap=("title",)
         )
@@ -327,7 +328,7 @@ def show_command(
     conversation_id: str, url: str | None, last: int | None, user: str | None, as_json: bool
 ) -> None:
     """A conversation's messages, oldest first."""
-    with transfer.open_existing(url) as store:
+    with common.open_existing(url) as store:
         meta = store.get_conversation(conversation_id=conversation_id, user_id=user)
         if meta is None:
             raise MemoryValidationError(
@@ -355,8 +356,8 @@ def show_command(
 @_errors
 def stats_command(url: str | None) -> None:
     """Rows and bytes of each kind of data the store holds."""
-    with transfer.open_existing(url) as store:
-        rows = transfer.stats(store)
+    with common.open_existing(url) as store:
+        rows = stats.stats(store)
     table = _table("component", "data", "rows", "bytes (with indexes)")
     for s in rows:
         size = "" if s.bytes is None else f"{s.bytes:,}"
@@ -393,9 +394,9 @@ def export_command(
             "the export is data, not text for a terminal: give -o FILE or redirect stdout"
         )
     ids = list(conversations) or None
-    with transfer.open_existing(url) as store, _progress() as progress:
+    with common.open_existing(url) as store, _progress() as progress:
         if output == "-":
-            report = transfer.export_jsonl(
+            report = export.export_jsonl(
                 store, sys.stdout.buffer, user_id=user, conversation_ids=ids, progress=progress
             )
         else:
@@ -404,7 +405,7 @@ def export_command(
             fd, partial = tempfile.mkstemp(prefix=".convostore-export-", dir=folder)
             try:
                 with os.fdopen(fd, "wb") as f:
-                    report = transfer.export_jsonl(
+                    report = export.export_jsonl(
                         store, f, user_id=user, conversation_ids=ids, progress=progress
                     )
                 os.replace(partial, output)
@@ -429,8 +430,8 @@ def import_command(file: str, url: str | None) -> None:
     from a file that breaks a rule); then each conversation and memory store is written
     whole, in one transaction. Importing it twice changes nothing; after an error or an
     interruption, importing it again continues."""
-    with ConversationStore(transfer.resolve_url(url)) as store, _progress() as progress:
-        report = transfer.import_jsonl(store, file, progress=progress)
+    with ConversationStore(common.resolve_url(url)) as store, _progress() as progress:
+        report = importing.import_jsonl(store, file, progress=progress)
     _say(
         f"imported {report.conversations} conversations, {report.messages} new messages,"
         f" {report.memory_stores} memory stores ({report.memory_versions} new versions)"
@@ -444,7 +445,7 @@ def import_command(file: str, url: str | None) -> None:
 @click.option(
     "--batch-size",
     type=click.IntRange(min=1),
-    default=transfer.BATCH_ROWS,
+    default=common.BATCH_ROWS,
     show_default=True,
     help="Rows per transaction on the destination.",
 )
@@ -465,7 +466,7 @@ def migrate_command(
             def progress(what: str, done: int, total: int) -> None:
                 click.echo(printable(f"{what}: {done}/{total}"), err=True)
 
-        report = transfer.migrate(
+        report = migrate.migrate(
             source, destination, force=force, progress=progress, batch_rows=batch_size
         )
     table = _table("component", "table", "rows", "copied now", "sha256")
@@ -531,7 +532,7 @@ def prune_command(  # noqa: PLR0917 - one argument per option
     if older_than is None and keep_last is None:
         raise click.UsageError("say what to prune: --older-than AGE and/or --keep-last N")
     age = None if older_than is None else _duration_ms(older_than)
-    with transfer.open_existing(url) as store, _progress() as progress:
+    with common.open_existing(url) as store, _progress() as progress:
         report = maintenance.prune(
             store,
             older_than_ms=age,
@@ -552,7 +553,7 @@ def prune_command(  # noqa: PLR0917 - one argument per option
 def check_command(url: str | None) -> None:
     """Check the database and every row against the store's rules; exit 1 if anything is
     wrong."""
-    with transfer.open_existing(url) as store:
+    with common.open_existing(url) as store:
         problems = maintenance.check(store)
     for problem in problems:
         out.print(_text(f"problem: {problem}", "red"))
@@ -579,8 +580,8 @@ def import_from_command(kind: str, source: str, url: str | None, user: str | Non
     (openai-sqlite, langgraph, claude-code), SOURCE its file, URL or folder. Each
     conversation is written whole or not at all, and only what the store lacks: after an
     error or Ctrl-C, the same command again resumes."""
-    importer = maintenance.importer(kind)
-    with ConversationStore(transfer.resolve_url(url)) as store, _progress() as progress:
+    importer = importers.importer(kind)
+    with ConversationStore(common.resolve_url(url)) as store, _progress() as progress:
         try:
             report = importer(store, source, user_id=user, progress=progress)
         except ConvostoreError as exc:  # what was written before it, in the one line
@@ -588,5 +589,5 @@ def import_from_command(kind: str, source: str, url: str | None, user: str | Non
             if notes:
                 exc.args = ("; ".join([str(exc), *notes, "run the same command again to resume"]),)
             raise
-    for line in maintenance.import_report(report):
+    for line in importers.import_report(report):
         out.print(line, markup=False)

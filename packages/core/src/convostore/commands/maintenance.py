@@ -4,22 +4,22 @@
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import json
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import Any
 
-from . import transfer
-from .backends import ChangeRow, ConversationRow, MessageRow, Tx
-from .backends import transfer as sql
-from .backends.memories import MemoryEntryRow, MemoryStoreRow, MemoryVersionRow
-from .components import PruneRequest, components_named, install_hint
-from .conventions import UNTIL_KEY
-from .engine import changed, manager_of
-from .errors import MemoryValidationError
-from .store import ConversationStore
-from .transfer import Checker, Progress
-from .validation import Limits, check_int, check_optional_id, decode_json, encode_metadata
+from ..backends import ChangeRow, ConversationRow, MessageRow, Tx
+from ..backends import transfer as sql
+from ..backends.memories import MemoryEntryRow, MemoryStoreRow, MemoryVersionRow
+from ..components import PruneRequest, components_named, install_hint
+from ..conventions import UNTIL_KEY
+from ..engine import changed, manager_of
+from ..errors import MemoryValidationError
+from ..store import ConversationStore
+from ..validation import Limits, check_int, check_optional_id, decode_json, encode_metadata
+from .common import Progress
+from .export import Merged
+from .export_format import Checker
 
 SHOWN = 20
 """How many offending rows (or conversations, or memory stores) of one kind ``check`` names."""
@@ -36,7 +36,7 @@ def check(store: ConversationStore) -> list[str]:
     """Every problem found, in words ([] when all is well), in one snapshot: the database's own
     integrity check; rows whose parent is missing; every row the store's own rules would
     refuse, read in the order of an export and judged as ``import`` judges its lines
-    (``transfer.Checker``: ids, roles, JSON, limits, each conversation's ``message_count``
+    (``export_format.Checker``: ids, roles, JSON, limits, each conversation's ``message_count``
     and ``next_seq``, each memory store's versions, entries and counters); and components at
     a version this install does not know, or that no installed package registers (with the
     ``pip install`` that brings this project's)."""
@@ -97,7 +97,7 @@ class _Where:
 
 
 class _Rows:
-    """Every row of a database judged by ``transfer.Checker``, a unit at a time; a unit that
+    """Every row of a database judged by ``export_format.Checker``, a unit at a time; a unit that
     breaks a rule is named with the rule and the row, and left (the next unit is judged on
     its own)."""
 
@@ -121,14 +121,14 @@ class _Rows:
             self.problems.append(problem)
 
     def read(self, tx: Tx) -> list[str]:
-        messages = transfer._Merged(sql.stream_all_messages(tx))
-        changes = transfer._Merged(sql.stream_changes(tx))
+        messages = Merged(sql.stream_all_messages(tx))
+        changes = Merged(sql.stream_changes(tx))
         for row in sql.stream_conversations(tx):
             where = _Where()
             records = _conversation(row, messages.of(row.id), changes.of(row.id), where)
             self._unit("conversations", f"conversation {row.id!r}", records, where)
-        versions = transfer._Merged(sql.stream_memory_versions(tx))
-        entries = transfer._Merged(sql.stream_memory_entries(tx))
+        versions = Merged(sql.stream_memory_versions(tx))
+        entries = Merged(sql.stream_memory_entries(tx))
         for store in sql.stream_memory_stores(tx):
             where = _Where()
             records = _memory_store(store, versions.of(store.id), entries.of(store.id), where)
@@ -189,7 +189,7 @@ def prune(
     user_id: str | None = None,
     dry_run: bool = False,
     vacuum: bool = False,
-    progress: transfer.Progress | None = None,
+    progress: Progress | None = None,
 ) -> list[tuple[str, int]]:
     """Retention. ``older_than_ms``: delete the conversations last active longer ago than
     that (each re-checked under its lock, so one written to meanwhile stays). Conversations
@@ -230,7 +230,7 @@ def _delete_old(
     age: int,
     uid: str | None,
     dry_run: bool,
-    progress: transfer.Progress | None,
+    progress: Progress | None,
 ) -> int:
     """Delete (or count) the unmanaged conversations last active ``age`` ms ago or longer."""
     backend = store.backend
@@ -270,7 +270,7 @@ def _trim_long(
     keep: int,
     uid: str | None,
     dry_run: bool,
-    progress: transfer.Progress | None,
+    progress: Progress | None,
 ) -> int:
     """Trim (or count) the unmanaged conversations to their newest ``keep`` messages."""
     backend = store.backend
@@ -317,79 +317,3 @@ def _trim(tx: Tx, *, cid: str, keep: int, store: ConversationStore) -> int:
         row = changed(tx, row, "message.deleted", now, mid)
     tx.save_conversation(row)
     return gone
-
-
-# -- importers -------------------------------------------------------------------------------
-
-IMPORTERS_GROUP = "convostore.importers"
-"""Entry-point group of ``import-from`` importers: ``name = "module:function"``, an
-``Importer``: ``(store, source, *, user_id=None, progress=None) -> [(what, how many), ...]``.
-
-- It reads ``source`` (the framework's own file, folder or URL) as hostile: it constructs no
-  object the source names, and bad data is a ``MemoryValidationError`` naming the file, the
-  line or record and the cause, in one line.
-- It writes each conversation (thread, session, transcript) whole or not at all, and only
-  what this store lacks, so running it again resumes and writes nothing twice. An error
-  raised after some conversations were written says which in a note (``add_note``).
-- ``user_id`` owns every conversation it writes; one that another user owns is an
-  ``OwnershipError`` (or a ``ConflictError`` naming it), never taken over.
-- ``progress(what, done, total)`` (a ``transfer.Progress``), when given, is called as it goes.
-- It returns what was new: ``imported {n} {what}`` is printed for each; a ``what`` that
-  starts with ``skipped `` names what it left out (printed ``skipped {n} {the rest}``)."""
-
-KNOWN_IMPORTERS = {
-    "langgraph": "convostore-langgraph",
-    "openai-sqlite": "convostore-openai",
-    "claude-code": "convostore-claude",
-}
-"""The importers of this project's adapters, to name the package when one is missing."""
-
-
-class Importer(Protocol):
-    """What an ``IMPORTERS_GROUP`` entry point loads (see there)."""
-
-    def __call__(
-        self,
-        store: ConversationStore,
-        source: str,
-        *,
-        user_id: str | None = None,
-        progress: Progress | None = None,
-    ) -> list[tuple[str, int]]: ...
-
-
-def import_report(report: list[tuple[str, int]]) -> list[str]:
-    """An importer's report as the lines ``import-from`` prints."""
-    lines = []
-    for what, count in report:
-        verb, rest = (
-            ("skipped", what[len("skipped ") :])
-            if what.startswith("skipped ")
-            else (
-                "imported",
-                what,
-            )
-        )
-        lines.append(f"{verb} {count:,} {rest}")
-    return lines
-
-
-@functools.cache
-def _importers() -> dict[str, importlib.metadata.EntryPoint]:
-    return {ep.name: ep for ep in importlib.metadata.entry_points(group=IMPORTERS_GROUP)}
-
-
-def importer(kind: str) -> Importer:
-    """The importer registered as ``kind``; an ``ImportError`` naming the package to install
-    when it is one of this project's and not installed."""
-    entry = _importers().get(kind)
-    if entry is not None:
-        loaded: Any = entry.load()
-        return loaded  # type: ignore[no-any-return]
-    dist = KNOWN_IMPORTERS.get(kind)
-    if dist is not None:
-        raise ImportError(f"import-from {kind} needs the {dist} package: pip install {dist}")
-    known = sorted({*_importers(), *KNOWN_IMPORTERS})
-    raise MemoryValidationError(
-        f"kind {kind!r} is not an importer; use one of {', '.join(known)}", argument="kind"
-    )
