@@ -85,6 +85,19 @@ class CountingBackend(Backend):
                 outer.statements += 1
                 self.tx.executemany(sql, rows)
 
+            # each dialect writes messages with their search index: the inner Tx's own
+            def insert_messages(self, cid: str, rows: Sequence[Any]) -> None:
+                outer.statements += 1
+                self.tx.insert_messages(cid, rows)
+
+            def update_message(self, cid: str, row: Any) -> None:
+                outer.statements += 1
+                self.tx.update_message(cid, row)
+
+            def copy_messages(self, source: str, target: str, max_seq: int | None) -> Any:
+                outer.statements += 1
+                return self.tx.copy_messages(source, target, max_seq)
+
         return lambda tx: fn(Counting(tx))
 
     def write(self, fn: Callable[[Tx], Any], *, single_statement: bool = False) -> Any:

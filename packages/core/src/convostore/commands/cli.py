@@ -32,7 +32,8 @@ from rich.text import Text
 
 from .. import convert
 from ..errors import ConflictError, ConvostoreError, MemoryValidationError, StorageError
-from ..models import Message
+from ..models import ROLES, Message
+from ..search_text import parse_query
 from ..store import ConversationStore
 from . import common, export, importers, importing, maintenance, migrate, stats
 
@@ -365,6 +366,80 @@ def stats_command(url: str | None) -> None:
             table, _text(s.component), _text(s.what), "" if s.rows is None else f"{s.rows:,}", size
         )
     _print_table(table)
+
+
+# -- search / reindex -------------------------------------------------------------------------
+
+
+def _highlighted(snippet: str, terms: list[str]) -> Text:
+    """A hit's snippet, printable, with every place a term occurs in it marked."""
+    text = _text(snippet)
+    lowered = text.plain.lower()
+    if len(lowered) == len(text.plain):
+        for term in terms:
+            start = lowered.find(term)
+            while term and start >= 0:
+                text.stylize("bold reverse", start, start + len(term))
+                start = lowered.find(term, start + len(term))
+    return text
+
+
+@app.command("search")
+@click.argument("query")
+@_url_option
+@click.option("--user", default=None, help="Only this user's conversations.")
+@click.option("--conversation", "conversation_id", default=None, help="Only this conversation.")
+@click.option("--role", "roles", multiple=True, type=click.Choice(ROLES), help="Only this role.")
+@click.option("--limit", type=click.IntRange(1, 100), default=20, show_default=True)
+@click.option("--after", default=None, help="Where the previous page ended (its cursor).")
+@click.option("--json", "as_json", is_flag=True, help="The page as JSON.")
+@_errors
+def search_command(  # noqa: PLR0917 - one argument per option
+    query: str,
+    url: str | None,
+    user: str | None,
+    conversation_id: str | None,
+    roles: tuple[str, ...],
+    limit: int,
+    after: str | None,
+    as_json: bool,
+) -> None:
+    """Messages holding every term of QUERY (a substring, any case; "a phrase" in quotes),
+    newest first, the matches marked."""
+    with common.open_existing(url) as store:
+        result = store.search_messages(
+            query=query,
+            user_id=user,
+            conversation_id=conversation_id,
+            roles=list(roles) or None,
+            limit=limit,
+            after=after,
+        )
+    if as_json:
+        click.echo(printable_json(result.model_dump(mode="json")))
+        return
+    terms = parse_query(query)
+    for hit in result.items:
+        line = Text()
+        line.append_text(_text(f"{_time(hit.message.created_at)}  {hit.conversation_id}  ", "dim"))
+        line.append_text(_text(f"{hit.message.role}: ", "bold"))
+        line.append_text(_highlighted(hit.snippet, terms))
+        out.print(line)
+    if result.next_cursor is not None:
+        _say(f"more: convostore search ... --after {result.next_cursor}")
+
+
+@app.command("reindex")
+@_url_option
+@_errors
+def reindex_command(url: str | None) -> None:
+    """Index for search what an older convostore wrote (a batch per transaction: run it
+    again after an interruption to go on)."""
+    with common.open_existing(url) as store, _progress() as progress:
+        count = store.reindex(
+            progress=None if progress is None else functools.partial(progress, "search index")
+        )
+    _say(f"indexed {count:,} messages and memory entries")
 
 
 # -- export / import / migrate ---------------------------------------------------------------
