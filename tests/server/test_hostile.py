@@ -5,10 +5,12 @@ once, request heads too big or too slow; against a real uvicorn."""
 
 from __future__ import annotations
 
+import base64
 import json
 import select
 import socket
 import subprocess
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -311,3 +313,113 @@ async def test_no_auth_judges_the_peer_never_a_forwarded_header() -> None:
             assert response.status_code == status, (peer, headers, response.text)
             if status == 403:
                 assert response.json()["error"]["code"] == "forbidden"
+
+
+# -- search queries ----------------------------------------------------------------------------
+
+# Raw query strings (as sent, percent-encoded) and what the 400 names about them.
+HOSTILE_QUERIES = [
+    ("a%00b", "NUL"),
+    ("%ED%A0%80", "lone surrogate"),  # a lone surrogate as UTF-8 would write it
+    ("ab%FF", "lone surrogate"),  # a byte that is no UTF-8 at all
+    ("%EF%BF%BF", "U+FFFF"),  # what the index writes for those: no query may hold it
+    ("x" * 1001, "1001 characters"),
+    ("+".join(["ab"] * 17), "17 terms"),
+    ("%20%20%22%22", "no terms"),
+]
+
+
+@pytest.fixture
+def secrets_of_alice(server: Server) -> dict[str, str]:
+    """A conversation and a memory store of alice's, each holding a secret."""
+    alice, secret = server.client("alice"), f"secret-{uuid.uuid4().hex}"
+    cid = f"hostile-{uuid.uuid4().hex[:8]}"
+    body = {"messages": [{"role": "user", "content": f"{secret} {n}"} for n in range(3)]}
+    assert alice.post(f"/conversations/{cid}/messages", json=body).status_code == 201
+    sid = alice.post("/memory_stores", json={"name": "hostile"}).json()["memoryStoreId"]
+    for n in range(3):
+        entry = {"path": f"notes/{n}.md", "content": secret}
+        assert alice.post(f"/memory_stores/{sid}/memories", json=entry).status_code == 201
+    return {"cid": cid, "sid": sid, "secret": secret}
+
+
+@pytest.mark.parametrize(("raw", "words"), HOSTILE_QUERIES)
+def test_hostile_search_queries_are_400s_naming_q(
+    server: Server, secrets_of_alice: dict[str, str], raw: str, words: str
+) -> None:
+    """On both searches, for their owner and for another user: a 400 naming ``q`` and what
+    is wrong with it, before anything is read (nothing of alice's in the answer)."""
+    sid = secrets_of_alice["sid"]
+    for who in ("alice", "bob"):
+        client = server.client(who)
+        for path in ("/search/messages", f"/memory_stores/{sid}/search"):
+            response = client.get(f"{path}?q={raw}")
+            assert response.status_code == 400, (who, path, response.text)
+            error = response.json()["error"]
+            assert error["code"] == "invalid_argument" and error["argument"] == "q"
+            assert words in error["message"], error
+            assert secrets_of_alice["secret"] not in response.text
+
+
+def _cursor(*parts: object) -> str:
+    return base64.urlsafe_b64encode(json.dumps(list(parts)).encode()).decode().rstrip("=")
+
+
+def test_forged_search_cursors_reach_nothing_of_another_users(
+    server: Server, secrets_of_alice: dict[str, str]
+) -> None:
+    """Alice's own cursors, cursors naming her conversation or paths, damaged ones: bob gets
+    his own hits or a 400 naming ``after``, never a trace of hers."""
+    alice, bob, secret = server.client("alice"), server.client("bob"), secrets_of_alice["secret"]
+    first = alice.get("/search/messages", params={"q": secret, "limit": 1}).json()
+    hit = first["items"][0]
+    bobs = f"bob-{uuid.uuid4().hex[:8]}"
+    bob.post(f"/conversations/{bobs}/messages", json={"role": "user", "content": secret})
+    forged = [
+        first["nextCursor"],
+        _cursor(hit["message"]["createdAt"] + 1, secrets_of_alice["cid"], 99),
+        _cursor(2**62, "zzz", 0),
+        _cursor(0, "", 0),
+        _cursor(-1, secrets_of_alice["cid"], -1),
+        _cursor("1", 2, 3),
+        _cursor(1, 2),
+        "not-a-cursor",
+        base64.urlsafe_b64encode(b"\xff\xfe").decode(),
+        "A" * 5000,
+    ]
+    for cursor in forged:
+        response = bob.get("/search/messages", params={"q": secret, "after": cursor})
+        assert response.status_code in (200, 400), response.text
+        if response.status_code == 400:
+            assert response.json()["error"]["argument"] == "after"
+        else:
+            assert {h["conversationId"] for h in response.json()["items"]} <= {bobs}
+        assert secrets_of_alice["cid"] not in response.text.replace(cursor, "")
+
+    sid = bob.post("/memory_stores", json={"name": "bobs"}).json()["memoryStoreId"]
+    bob.post(f"/memory_stores/{sid}/memories", json={"path": "notes/9.md", "content": secret})
+    path = f"/memory_stores/{secrets_of_alice['sid']}/search"
+    theirs = alice.get(path, params={"q": secret, "limit": 1}).json()["nextCursor"]
+    for cursor in [theirs, _cursor("notes/0.md"), "not-a-cursor", "A" * 5000]:
+        response = bob.get(f"/memory_stores/{sid}/search", params={"q": secret, "after": cursor})
+        assert response.status_code in (200, 400), response.text
+        if response.status_code == 400:
+            assert response.json()["error"]["argument"] == "after"
+        else:
+            assert [h["path"] for h in response.json()["items"]] in ([], ["notes/9.md"])
+
+
+def test_another_users_ids_in_a_search_answer_as_missing_ones(
+    server: Server, secrets_of_alice: dict[str, str]
+) -> None:
+    bob, secret = server.client("bob"), secrets_of_alice["secret"]
+    for cid in (secrets_of_alice["cid"], f"missing-{uuid.uuid4().hex[:8]}"):
+        response = bob.get("/search/messages", params={"q": secret, "conversationId": cid})
+        assert response.json() == {"items": [], "nextCursor": None}
+    theirs = bob.get(f"/memory_stores/{secrets_of_alice['sid']}/search", params={"q": secret})
+    fake = "memstore_" + "0" * 32
+    missing = bob.get(f"/memory_stores/{fake}/search", params={"q": secret})
+    assert theirs.status_code == missing.status_code == 404
+    assert theirs.content == missing.content.replace(
+        fake.encode(), secrets_of_alice["sid"].encode()
+    )

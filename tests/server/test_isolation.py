@@ -108,6 +108,8 @@ REQUESTS: dict[tuple[str, str], list[tuple[str, dict[str, Any] | None]]] = {
     ("GET", f"{M}/versions"): [("", None), ("?entryId={eid}", None), ("?after={vid}", None)],
     ("GET", f"{M}/versions/{{versionId}}"): [("", None)],
     ("POST", f"{M}/versions/{{versionId}}/redact"): [("", None)],
+    ("GET", "/search/messages"): [("?q=mine&conversationId={cid}", None), ("?q=mine", None)],
+    ("GET", f"{M}/search"): [("?q=secret", None), ("?q=p&pathPrefix=p", None)],
 }
 # Writes that create the conversation they name: a free id is created, another user's is
 # 404 (conversation ids are one namespace: the README's one exception).

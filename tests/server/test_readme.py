@@ -43,6 +43,8 @@ def test_the_readme_curl_calls_work(server: Server, tmp_path: Path) -> None:
     assert '"title":"Greetings"' in out
     assert '"code":"version_conflict"' in out and '"currentVersion":2' in out
     assert '"redacted":true' in out
+    assert '"snippet":"My order number is A-1234"' in out
+    assert '"snippet":"notes/deploys.md Deploys on Fridays: no."' in out
     assert ": subscribed" in out
     assert list(tmp_path.iterdir()) == []
 

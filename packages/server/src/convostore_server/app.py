@@ -13,6 +13,7 @@ from typing import Literal, TypeAlias
 
 from convostore import AsyncConversationStore, ConversationStore, MemoryValidationError
 from fastapi import APIRouter, FastAPI
+from fastapi.routing import APIRoute
 from pydantic.alias_generators import to_camel
 from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 from starlette.middleware.cors import CORSMiddleware
@@ -22,7 +23,7 @@ from .auth import Authenticator, TokenTable
 from .errors import install_error_handlers
 from .hub import ChangeHub
 from .middleware import BodyBudget, DeclaredSizeLimit, EncodedSlashes
-from .routes import conversations, events, memory, principal
+from .routes import conversations, events, memory, principal, search
 from .routes.common import ERRORS
 from .routes.principal import AuthenticateFirst, Context, caller_dependency
 from .webview import web_app
@@ -32,16 +33,21 @@ log = logging.getLogger("convostore_server")
 StoreArg: TypeAlias = ConversationStore | AsyncConversationStore | str | None
 
 
-def _router(ctx: Context, hub: ChangeHub) -> APIRouter:
+def _operation_id(route: APIRoute) -> str:
     # Each operation's id is its function's name in camelCase (getMessages): what generated
     # clients name their methods after.
-    router = APIRouter(responses=ERRORS, generate_unique_id_function=lambda r: to_camel(r.name))
+    return to_camel(route.name)
+
+
+def _routers(ctx: Context, hub: ChangeHub) -> list[APIRouter]:
+    router = APIRouter(responses=ERRORS, generate_unique_id_function=_operation_id)
     who = caller_dependency(ctx)
     principal.routes(router, who)
     conversations.routes(router, who)
     events.routes(router, who, hub)
     memory.routes(router, who)
-    return router
+    search.routes(router, who)
+    return [router]
 
 
 def _async_store(store: StoreArg) -> tuple[AsyncConversationStore, bool]:
@@ -130,7 +136,8 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.convostore = async_store
-    app.include_router(_router(ctx, hub))
+    for router in _routers(ctx, hub):
+        app.include_router(router)
 
     @app.get("/", include_in_schema=False)
     async def home() -> Response:

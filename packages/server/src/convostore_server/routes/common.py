@@ -2,10 +2,12 @@
 documented error statuses."""
 
 from typing import Annotated, Any, TypeAlias
+from urllib.parse import parse_qsl
 
 from fastapi import Depends, Path, Query
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 from pydantic.alias_generators import to_camel
+from starlette.requests import Request
 from starlette.responses import Response
 
 from ..errors import ApiError, ErrorBody, dump_json, path_value
@@ -98,3 +100,15 @@ MemoryStoreId = Annotated[str, _decoded("memoryStoreId", "The memory store's id 
 EntryId = Annotated[str, _decoded("entryId", "The entry's id (mem_...)")]
 VersionId = Annotated[str, _decoded("versionId", "The version's id (memver_...)")]
 Limit = Annotated[int, Query(description="Page size, 1 to 100 (the store's limit)")]
+
+
+def exact_query(request: Request, name: str) -> str | None:
+    """The (last) value of the query parameter ``name`` as sent: bytes that are not UTF-8
+    become lone surrogates, which the core refuses as bad input, where Starlette's parsing
+    replaces them with U+FFFD (a search would then look for something never asked)."""
+    raw = request.scope.get("query_string", b"").decode("latin-1")
+    found = None
+    for key, value in parse_qsl(raw, keep_blank_values=True, errors="surrogateescape"):
+        if key == name:
+            found = value
+    return found
