@@ -15,6 +15,7 @@ from convostore import (
     StorageError,
 )
 from convostore.backends.memories import MEMORY_TABLES
+from convostore.backends.schema import MIGRATIONS
 from convostore.spi import Tx
 
 
@@ -41,7 +42,7 @@ def test_sqlite_file_uses_wal_and_reopens_with_its_data(tmp_path: Path) -> None:
     raw = sqlite3.connect(tmp_path / "a.db")
     assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert raw.execute("SELECT component, version FROM convostore_schema").fetchall() == [
-        ("core", 6)
+        ("core", len(MIGRATIONS))
     ]
 
 
@@ -66,7 +67,7 @@ def test_an_older_schema_is_upgraded_in_place(backend_url: str) -> None:
         rows = store.backend.read(
             lambda tx: tx.execute("SELECT component, version FROM convostore_schema")
         )
-        assert sorted(rows) == [("core", 6), ("demo", 2)]
+        assert sorted(rows) == [("core", len(MIGRATIONS)), ("demo", 2)]
 
 
 def test_a_database_of_the_previous_schema_gains_memory_stores(shared_url: str) -> None:
@@ -88,7 +89,7 @@ def test_a_database_of_the_previous_schema_gains_memory_stores(shared_url: str) 
         rows = store.backend.read(
             lambda tx: tx.execute("SELECT version FROM convostore_schema WHERE component = 'core'")
         )
-        assert rows == [(6,)]
+        assert rows == [(len(MIGRATIONS),)]
         store.update_conversation(conversation_id="c", metadata={"k": 1})
         assert [c.kind for c in store.get_changes(conversation_id="c", after=0).items] == [
             "message.created",
