@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 READMES = [
     "README.md",
     *sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("packages/*/README.md")),
+    *sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("docs/notes/*.md")),
 ]
 QUOTE = re.compile(r"(<!-- benchmark: (\S+) -->\n)(.*?)(<!-- /benchmark -->)", re.DOTALL)
 PG = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")

@@ -31,6 +31,13 @@ READMES = {
     "packages/claude-session/README.md": "claude",
     "packages/crewai-glue/README.md": "crewai",
     "packages/server/README.md": "server",
+    # what each README leaves out to read as a getting-started page
+    "docs/notes/core.md": "core",
+    "docs/notes/langgraph.md": "langgraph",
+    "docs/notes/openai.md": "openai",
+    "docs/notes/claude.md": "claude",
+    "docs/notes/crewai.md": "crewai",
+    "docs/notes/server.md": "server",
 }
 EXCERPT = re.compile(r"# excerpt of (examples/[\w-]+\.py)\b.*")
 NOQA = re.compile(r"\s*# noqa\b.*$")
@@ -68,7 +75,8 @@ EXCERPTS = [b for b in BLOCKS if b.excerpt_of is not None]
 
 def test_every_readme_is_listed() -> None:
     found = {"README.md", "ARCHITECTURE.md"} | {
-        str(p.relative_to(ROOT)) for p in ROOT.glob("packages/*/README.md")
+        str(p.relative_to(ROOT))
+        for p in (*ROOT.glob("packages/*/README.md"), *ROOT.glob("docs/notes/*.md"))
     }
     assert found == set(READMES)
 

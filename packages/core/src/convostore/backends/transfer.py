@@ -1,6 +1,6 @@
-"""The statements of the command line's library (``convostore.transfer``, ``convostore.
-maintenance``): schema introspection, whole-table copies, export reads, the restore path,
-invariant checks, retention and sizes. ``?`` placeholders on both databases; table and column
+"""The statements of the command line's library (``convostore.commands``): schema
+introspection, whole-table copies, export reads, the restore path, invariant checks, retention
+and sizes. ``?`` placeholders on both databases; table and column
 names come from registered ``Component`` descriptions or from the database's own catalog,
 never from input."""
 

@@ -1,5 +1,5 @@
-"""The ``convostore`` command: a thin layer of Click and Rich over ``convostore.transfer`` and
-``convostore.maintenance``. Exit statuses are documented in the core README (``EXIT``)."""
+"""The ``convostore`` command: a thin layer of Click and Rich over the engines of
+``convostore.commands`` (export, importing, migrate, stats, maintenance). Exit statuses are documented in the core README (``EXIT``)."""
 
 from __future__ import annotations
 
