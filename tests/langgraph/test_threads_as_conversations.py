@@ -125,6 +125,38 @@ def test_the_conversation_follows_every_step(db: ConversationStore) -> None:
     ]
 
 
+def test_a_thread_waiting_at_an_interrupt_says_where(shared_url: str, no_warnings: None) -> None:
+    """A node's interrupt() marks the conversation with the node and the question (what the web
+    view shows); the resume's checkpoint removes the mark, also when another saver (a process
+    that never saw the interrupt) resumes the thread."""
+    cfg: Any = {"configurable": {"thread_id": "t1", "user_id": "alice"}}
+
+    def mark(store: ConversationStore) -> Any:
+        meta = store.get_conversation(conversation_id="t1")
+        assert meta is not None
+        return (meta.metadata or {}).get("interrupt")
+
+    with ConversationStore(shared_url) as first:
+        app = tool_graph().compile(checkpointer=first.langgraph_checkpointer)
+        app.invoke({"messages": [HumanMessage("weather Oslo")]}, cfg)
+        assert mark(first) is None
+        app.invoke({"messages": [HumanMessage("delete /tmp/x")]}, cfg)
+        assert app.get_state(cfg).next == ("approve",)
+        assert mark(first) == {
+            "node": "approve",
+            "value": '{"approve": ["delete_file", "get_weather"]}',
+        }
+        app.invoke(Command(resume="yes"), cfg)
+        assert mark(first) is None
+        app.invoke({"messages": [HumanMessage("delete /tmp/y")]}, cfg)
+        assert mark(first) is not None
+    with ConversationStore(shared_url) as second:
+        app = tool_graph().compile(checkpointer=second.langgraph_checkpointer)
+        assert mark(second)["node"] == "approve"
+        app.invoke(Command(resume="yes"), cfg)
+        assert mark(second) is None
+
+
 def test_owner_title_and_times_come_from_the_thread(db: ConversationStore) -> None:
     saver = db.langgraph_checkpointer
     app = tool_graph().compile(checkpointer=saver)

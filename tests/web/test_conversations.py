@@ -321,16 +321,25 @@ def test_langgraph_threads_are_labelled_and_times_carry_their_date(
     server: Server, open_page: OpenPage
 ) -> None:
     user = "jo"
-    thread, chat = new_id("thread"), new_id("chat")
+    thread, chat, paused = new_id("thread"), new_id("chat"), new_id("paused")
     with ConversationStore(server.store_url) as store:
         langgraph_thread(store, thread, user)
         core_chat(store, chat, user)
+        langgraph_thread(store, paused, user, waiting_at="approve")
     page = open_page(user).page
     rows = ".conv-list li"
     expect(page.locator(f'{rows}[data-conversation-id="{thread}"] .badge')).to_have_text(
         "LangGraph"
     )
     expect(page.locator(f'{rows}[data-conversation-id="{chat}"] .badge')).to_have_text("core")
+    # a thread paused at an interrupt says so, and at which node, in the list and the header
+    expect(page.locator(f'{rows}[data-conversation-id="{paused}"] .badge')).to_have_text(
+        ["LangGraph", "waiting at approve"]
+    )
+    page.locator(f'{rows}[data-conversation-id="{paused}"] a').click()
+    waiting = page.locator("#detail .conv-facts .badge.waiting")
+    expect(waiting).to_have_text("waiting at approve")
+    expect(waiting).to_have_attribute("title", '{"approve": ["refund"]}')
     page.locator(f'{rows}[data-conversation-id="{thread}"] a').click()
     expect(page.locator("#detail .conv-facts .badge")).to_have_text("LangGraph")
     page.locator('details.tool-call[data-call-id="call_refund"]').wait_for()

@@ -127,15 +127,21 @@ def core_chat(store: ConversationStore, cid: str, user_id: str, text: str = "Hel
     )
 
 
-def langgraph_thread(store: ConversationStore, thread_id: str, user_id: str) -> None:
+def langgraph_thread(
+    store: ConversationStore, thread_id: str, user_id: str, *, waiting_at: str | None = None
+) -> None:
     """A LangGraph thread's conversation as ``convostore_langgraph``'s projection writes it
     (its ``_projection.py``): on the component's store, marked ``managedBy`` with the thread's
     id, the LangChain messages as core messages (an AI tool call in Chat Completions shape,
-    the tool's answer with its ``tool_call_id``), the LangChain ids as message ids."""
+    the tool's answer with its ``tool_call_id``), the LangChain ids as message ids; with
+    ``waiting_at``, paused at that node's ``interrupt()`` (the ``interrupt`` mark)."""
+    metadata: dict[str, object] = {"managedBy": {"threadId": thread_id}}
+    if waiting_at is not None:
+        metadata["interrupt"] = {"node": waiting_at, "value": '{"approve": ["refund"]}'}
     store.as_component("convostore-langgraph").sync_messages(
         conversation_id=thread_id,
         user_id=user_id,
-        metadata={"managedBy": {"threadId": thread_id}},
+        metadata=metadata,
         messages=[
             {"role": "user", "content": "Refund order 42", "message_id": "lc-h1"},
             {"role": "assistant", "content": "", "message_id": "lc-a1", "metadata": {

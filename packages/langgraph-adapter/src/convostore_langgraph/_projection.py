@@ -61,6 +61,14 @@ _ABSENT: Any = object()  # a channel the checkpoint holds no value of (a DeltaCh
 THREAD_KEY = "threadId"
 """The key under ``managedBy`` naming the thread a conversation shows."""
 
+INTERRUPT_KEY = "interrupt"
+"""The conversation metadata key saying where the thread waits for a human:
+``{"node": ..., "value": ...}``, written when a node calls ``interrupt()`` and removed by the
+thread's next checkpoint."""
+
+INTERRUPT = "__interrupt__"  # the channel of a node's interrupt() (a key of WRITES_IDX_MAP)
+_PREVIEW = 500  # characters of an interrupt's value kept in the mark
+
 
 class ConversationProjectionWarning(UserWarning):
     """A thread's conversation could not be written; the graph went on. The next checkpoint
@@ -223,6 +231,13 @@ class DeltaReader:
         raise NotImplementedError
 
 
+def node_of(task_path: str) -> str | None:
+    """The node of a task path as LangGraph writes it (``~__pregel_pull, ask_human``), or
+    None for a task that no one node names (a ``Send``)."""
+    parts = task_path.removeprefix("~").split(", ")
+    return parts[1] if len(parts) >= 2 and parts[0] == "__pregel_pull" and parts[1] else None
+
+
 def _ms(ts: object) -> int | None:
     """A checkpoint's ``ts`` (ISO 8601) in epoch milliseconds."""
     if not isinstance(ts, str):
@@ -261,6 +276,8 @@ class Projection:
         # DeltaChannel the checkpoint id, with the messages
         self._projected: OrderedDict[str, str] = OrderedDict()
         self._lists: dict[str, list[Any]] = {}
+        # thread_id -> the checkpoint an interrupt's mark rests on (its conversation shows it)
+        self._interrupted: dict[str, str] = {}
 
     def conversation_id(self, thread_id: str) -> str:
         return self.prefix + thread_id
@@ -310,14 +327,16 @@ class Projection:
         key = self.messages_key
         values = checkpoint["channel_values"]
         title = self._title(values, new_versions)
-        if key not in new_versions:
-            if title is not None and self._shown(thread_id) is not None:
-                self._guarded(thread_id, lambda: self._set_title(thread_id, title))
+        if key not in new_versions:  # a new title, a mark to remove: written now
+            update = self._patch(thread_id, title, str(checkpoint["id"]))
+            update.pop(MANAGED_BY_KEY, None)
+            if update and self._shown(thread_id) is not None:
+                self._guarded(thread_id, lambda: self._update(thread_id, update))
             return None
         messages = values.get(key, _ABSENT)
         owner, patch, at = (
             self._owner(metadata),
-            self._patch(thread_id, title),
+            self._patch(thread_id, title, str(checkpoint["id"])),
             _ms(checkpoint.get("ts")),
         )
         if not isinstance(messages, list):
@@ -395,7 +414,7 @@ class Projection:
         meta = self.store.sync_messages(
             **self._arguments(thread_id, messages, 0),
             user_id=self._owner(metadata),
-            metadata=self._patch(thread_id, title),
+            metadata=self._patch(thread_id, title, str(checkpoint.get("id"))),
             at=_ms(checkpoint.get("ts")),
         )
         self._remember(thread_id, version)
@@ -446,19 +465,49 @@ class Projection:
         title = values.get(key)
         return title if isinstance(title, str) and title.strip() else None
 
-    def _patch(self, thread_id: str, title: str | None) -> dict[str, Any]:
-        """The metadata a sync writes: the thread's id under ``managedBy`` (the first time)
-        and a new title."""
+    def interrupted(
+        self, thread_id: str, checkpoint_id: str, task_path: str, interrupts: object
+    ) -> None:
+        """Mark the thread's conversation as waiting at the node of ``task_path`` (a node
+        called ``interrupt()`` in the step after ``checkpoint_id``); the thread's next
+        checkpoint removes the mark (LangGraph may store the two in either order)."""
+        if self._shown(thread_id) is None:
+            return  # no conversation shows this thread (yet): its next sync writes it whole
+        first = interrupts[0] if isinstance(interrupts, list | tuple) and interrupts else None
+        value = getattr(first, "value", None)
+        if not isinstance(value, str):
+            value = None if value is None else json.dumps(value, default=str)
+        mark = {"node": node_of(task_path), "value": None if value is None else value[:_PREVIEW]}
+        with self._lock:
+            self._interrupted[thread_id] = checkpoint_id
+        self.store.update_conversation(
+            conversation_id=self.conversation_id(thread_id), metadata={INTERRUPT_KEY: mark}
+        )
+
+    def _patch(
+        self, thread_id: str, title: str | None, checkpoint_id: str | None
+    ) -> dict[str, Any]:
+        """The metadata a sync of ``checkpoint_id`` writes: the thread's id under
+        ``managedBy`` (the first time), a new title, and the removal of an interrupt's mark
+        (the first time, or once the thread has moved past the mark's checkpoint)."""
         patch: dict[str, Any] = {}
+        with self._lock:
+            at = self._interrupted.get(thread_id)
+            moved_past = at is not None and checkpoint_id is not None and checkpoint_id > at
+            if moved_past:
+                del self._interrupted[thread_id]
         if self._shown(thread_id) is None:
             patch[MANAGED_BY_KEY] = {THREAD_KEY: thread_id}
+            patch[INTERRUPT_KEY] = None
+        elif moved_past:
+            patch[INTERRUPT_KEY] = None
         if title is not None:
             patch[TITLE_KEY] = title
         return patch
 
-    def _set_title(self, thread_id: str, title: str) -> None:
+    def _update(self, thread_id: str, metadata: dict[str, Any]) -> None:
         self.store.update_conversation(
-            conversation_id=self.conversation_id(thread_id), metadata={TITLE_KEY: title}
+            conversation_id=self.conversation_id(thread_id), metadata=metadata
         )
 
 
@@ -547,7 +596,7 @@ class Pending:
                 projection.store.sync_messages(
                     **projection._arguments(tid, self.messages, 0),
                     user_id=self.owner,
-                    metadata={**self.patch, **projection._patch(tid, None)},
+                    metadata={**self.patch, **projection._patch(tid, None, None)},
                     at=self.at,
                 )
 

@@ -63,7 +63,7 @@ from ._checks import (
 from ._codec import Codec, Loaded, _BlobKey, decode_checkpoint, unneeded_blobs
 from ._heads import _Heads
 from ._history import delta_channel_history
-from ._projection import DeltaReader, Projection, reduce_messages, snapshot_value
+from ._projection import INTERRUPT, DeltaReader, Projection, reduce_messages, snapshot_value
 from ._serde import TypeNotAllowedError, saver_serde
 
 __all__ = ["ConvostoreSaver"]
@@ -367,6 +367,16 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             lambda tx: sql.insert_writes(tx, dialect, rows, overwrite=overwrite, durable=durable),
             single_statement=len(rows) == 1,
         )
+        projection = self.projection
+        if projection is not None and not ns:
+            interrupts = next((v for c, v in writes if c == INTERRUPT), None)
+            if interrupts is not None:  # the thread waits for a human: its conversation says so
+                projection.run_guarded(
+                    thread_id,
+                    functools.partial(
+                        projection.interrupted, thread_id, cid, task_path, interrupts
+                    ),
+                )
 
     # -- deleting, copying, pruning -------------------------------------------------------
 

@@ -5,7 +5,7 @@
 
 import { api, conversationPath } from "./api.js";
 import { h, jsonBlock, plural, replace, time } from "./dom.js";
-import { frameworkOf, messageElement, Pairing } from "./render.js";
+import { frameworkOf, waitingBadge, messageElement, Pairing } from "./render.js";
 import { subscribe } from "./sse.js";
 
 const PAGE = 50;
@@ -119,6 +119,7 @@ export class ConversationView {
         "p",
         { class: "conv-facts" },
         h("span", { class: `badge fw-${framework.replace(/\W/g, "").toLowerCase()}` }, framework),
+        waitingBadge(meta),
         h("span", { class: "count" }, plural(meta.messageCount, "message")),
         h("span", {}, "last activity ", time(meta.lastMessageAt)),
         h("span", {}, "created ", time(meta.createdAt)),

@@ -3,7 +3,7 @@
 
 import { api, seg } from "./api.js";
 import { h, plural, replace, time } from "./dom.js";
-import { frameworkOf } from "./render.js";
+import { frameworkOf, waitingBadge } from "./render.js";
 
 const PAGE = 50;
 
@@ -138,6 +138,7 @@ export class ConversationList {
         "span",
         { class: "conv-facts" },
         h("span", { class: `badge fw-${framework.replace(/\W/g, "").toLowerCase()}` }, framework),
+        waitingBadge(meta),
         h("span", { class: "count" }, plural(meta.messageCount, "message")),
         time(meta.lastMessageAt),
         this.me.admin && meta.userId ? h("span", { class: "user" }, meta.userId) : null,

@@ -16,6 +16,16 @@ export function frameworkOf(meta) {
   return "core";
 }
 
+/** Where a thread waits for a human (the LangGraph adapter's `interrupt` mark: the node and
+ * what it asked), as a badge; null when it does not wait. */
+export function waitingBadge(meta) {
+  const mark = (meta.metadata || {}).interrupt;
+  if (!isObject(mark)) return null;
+  const node = typeof mark.node === "string" && mark.node ? mark.node : null;
+  const asked = typeof mark.value === "string" ? mark.value : "";
+  return h("span", { class: "badge waiting", title: asked }, node ? `waiting at ${node}` : "waiting for a human");
+}
+
 const TEXT_KINDS = new Set(["text", "input_text", "output_text"]);
 const RESPONSES_CALLS = {
   function_call: ["arguments", null],
