@@ -7,15 +7,15 @@ serve the sync and the async LangGraph surface. Reach them as ``store.langgraph_
 memory store.
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._projection import ConversationProjectionWarning
-from ._serde import TypeNotAllowedError
-from .saver import ConvostoreSaver
-from .store import ConvostoreStore
-
 if TYPE_CHECKING:
+    from ._projection import ConversationProjectionWarning
+    from ._serde import TypeNotAllowedError
     from .memory_backend import ConvostoreMemoryBackend
+    from .saver import ConvostoreSaver
+    from .store import ConvostoreStore
 
 __all__ = [
     "ConversationProjectionWarning",
@@ -26,11 +26,23 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """``ConvostoreMemoryBackend`` is imported on first use: it needs DeepAgents (the
-    ``deepagents`` extra), which the checkpointer and the store do not."""
-    if name == "ConvostoreMemoryBackend":
-        from .memory_backend import ConvostoreMemoryBackend
+# Each name is imported on first use: the command line imports this package's component
+# (``_commands``) without LangGraph, and ``ConvostoreMemoryBackend`` needs DeepAgents (the
+# ``deepagents`` extra), which the checkpointer and the store do not.
+_MODULES = {
+    "ConversationProjectionWarning": "._projection",
+    "ConvostoreMemoryBackend": ".memory_backend",
+    "ConvostoreSaver": ".saver",
+    "ConvostoreStore": ".store",
+    "TypeNotAllowedError": "._serde",
+}
 
-        return ConvostoreMemoryBackend
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name: str) -> Any:
+    """The public names, imported on first use."""
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value

@@ -29,6 +29,8 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from ._blobs import _Blob, _BlobKey, _BlobRow
+
 # F401: some names are not used here; first defined in this module, they stay importable from it
 from ._checks import (  # noqa: F401
     CHECKPOINT_NS_MAX_BYTES,
@@ -53,7 +55,6 @@ from ._copies import (  # noqa: F401
 from ._heads import _NOVALUE, _hand_out, _Head, _Heads
 from ._serde import TypeNotAllowedError, loads
 
-_BlobKey = tuple[str, str, str, str]  # thread_id, ns, channel, version
 _PLAIN = (type(None), bool, int, float)
 _IN_ROW_MAX = 256  # bytes: a serialized value up to this size lives in the checkpoint row
 _SIZED = (str, bytes, bytearray, list, tuple, dict, set, frozenset)
@@ -71,37 +72,6 @@ _PACK_OPTS = (
     | ormsgpack.OPT_PASSTHROUGH_UUID
 )
 _BIG_INT = 1  # msgpack extension type: an int beyond 64 bits, as its decimal text
-
-
-@dataclass(slots=True)
-class _BlobRow:
-    type: str
-    data: bytes | None
-    base: str | None
-    keep: int | None
-    depth: int
-    tail: int
-    snap: int
-
-
-@dataclass(slots=True)
-class _Blob:
-    """A blob row about to be written, or (``in_row``) a small value for the checkpoint row."""
-
-    channel: str
-    version: str
-    type: str
-    data: bytes | None
-    base: str | None = None
-    keep: int | None = None
-    depth: int = 0
-    tail: int = 0
-    snap: int = 0
-    value: Any = None  # the full list, to fall back to a snapshot if the base has gone
-    in_row: bool = False
-    # (version, n): the first n items equal the saver's own copies of that version, which
-    # the head of this one reuses (also when the row is a snapshot)
-    equal: tuple[str, int] | None = None
 
 
 def _pack_default(value: Any) -> Any:

@@ -30,10 +30,10 @@ from convostore import (
 )
 from convostore.spi import Component, PruneRequest, Table, Tx, check_optional_id
 
-from ._projection import THREAD_KEY
 from ._schema import COMPONENT as NAME
 from ._schema import (
     STEPS,
+    THREAD_KEY,
     checkpoints_newest_first,
     delete_thread,
     holds_sqlite_saver_tables,

@@ -12,7 +12,8 @@ from convostore.spi import Backend, Tx
 from langgraph.checkpoint.base import DeltaChannelHistory, PendingWrite, writes_sort_key
 
 from . import _schema as sql
-from ._codec import _IN_ROW_KEY, Codec, _BlobKey, _BlobRow
+from ._blobs import _BlobKey, _BlobRow
+from ._codec import _IN_ROW_KEY, Codec
 from ._serde import TypeNotAllowedError, loads
 
 _WALK = 64

@@ -54,12 +54,10 @@ from langchain_core.messages import (
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from ._copies import _common_prefix
-from ._schema import COMPONENT
+from ._schema import COMPONENT, THREAD_KEY
 
 _ABSENT: Any = object()  # a channel the checkpoint holds no value of (a DeltaChannel's)
 
-THREAD_KEY = "threadId"
-"""The key under ``managedBy`` naming the thread a conversation shows."""
 
 INTERRUPT_KEY = "interrupt"
 """The conversation metadata key saying where the thread waits for a human:
@@ -464,6 +462,18 @@ class Projection:
             return None
         title = values.get(key)
         return title if isinstance(title, str) and title.strip() else None
+
+    def wrote(
+        self, thread_id: str, checkpoint_id: str, task_path: str, writes: Sequence[Any]
+    ) -> None:
+        """After a root task's writes: if a node called ``interrupt()``, mark the thread's
+        conversation (a failure warns, as after a checkpoint)."""
+        interrupts = next((v for c, v in writes if c == INTERRUPT), None)
+        if interrupts is not None:
+            self._guarded(
+                thread_id,
+                lambda: self.interrupted(thread_id, checkpoint_id, task_path, interrupts),
+            )
 
     def interrupted(
         self, thread_id: str, checkpoint_id: str, task_path: str, interrupts: object

@@ -13,11 +13,13 @@ from typing import Any, NamedTuple
 
 from convostore.spi import SQLITE_ONLY, Backend, Tx
 
+from ._blobs import _Blob, _BlobKey, _BlobRow
 from ._checks import _dump_metadata
-from ._codec import _Blob, _BlobKey, _BlobRow
 from ._filters import key_text
 
 COMPONENT = "convostore-langgraph"
+THREAD_KEY = "threadId"
+"""The key under ``managedBy`` naming the thread a conversation shows."""
 
 STEPS: list[list[str]] = [
     [

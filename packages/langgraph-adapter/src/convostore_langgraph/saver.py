@@ -49,6 +49,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from . import _schema as sql
+from ._blobs import _BlobKey
 from ._checks import (
     _checkpoint_id,
     _key,
@@ -60,10 +61,10 @@ from ._checks import (
     _serializing,
     _thread_id,
 )
-from ._codec import Codec, Loaded, _BlobKey, decode_checkpoint, unneeded_blobs
+from ._codec import Codec, Loaded, decode_checkpoint, unneeded_blobs
 from ._heads import _Heads
 from ._history import delta_channel_history
-from ._projection import INTERRUPT, DeltaReader, Projection, reduce_messages, snapshot_value
+from ._projection import DeltaReader, Projection, reduce_messages, snapshot_value
 from ._serde import TypeNotAllowedError, saver_serde
 
 __all__ = ["ConvostoreSaver"]
@@ -367,16 +368,8 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             lambda tx: sql.insert_writes(tx, dialect, rows, overwrite=overwrite, durable=durable),
             single_statement=len(rows) == 1,
         )
-        projection = self.projection
-        if projection is not None and not ns:
-            interrupts = next((v for c, v in writes if c == INTERRUPT), None)
-            if interrupts is not None:  # the thread waits for a human: its conversation says so
-                projection.run_guarded(
-                    thread_id,
-                    functools.partial(
-                        projection.interrupted, thread_id, cid, task_path, interrupts
-                    ),
-                )
+        if self.projection is not None and not ns:  # an interrupt() shows on the conversation
+            self.projection.wrote(thread_id, cid, task_path, writes)
 
     # -- deleting, copying, pruning -------------------------------------------------------
 
@@ -390,10 +383,8 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         self._heads.drop([tid])
 
     def sync_conversation(self, thread_id: str) -> ConversationMeta | None:
-        """Write the thread's conversation from its latest root checkpoint now, whole (the
-        core writes only what differs): for threads written before the projection existed or
-        while it was off. Deletes the conversation of a thread that has no checkpoint any
-        more; None then, or without a projection (``messages_key=None``)."""
+        """Write the thread's conversation from its latest root checkpoint, whole (for threads
+        written while the projection was off); delete it if the thread has none (then None)."""
         tid = _thread_id(thread_id)
         if self.projection is None:
             return None
