@@ -267,6 +267,85 @@ def bench_list(store: ConversationStore, small: int, large: int) -> list[str]:
     return [us(ts), us(tl), f"{tl / ts:.2f}×", us(tc)]
 
 
+# -- reads against the same rows read by hand ---------------------------------------------------
+
+_BY_HAND_MESSAGES = (
+    "SELECT seq, id, role, content, metadata, created_at, updated_at FROM convostore_messages"
+    " WHERE conversation_id = {p} ORDER BY seq {order} LIMIT 20"
+)
+_BY_HAND_LISTING = (
+    "SELECT id, user_id, created_at, last_message_at, message_count, metadata"
+    " FROM convostore_conversations WHERE user_id = {p}"
+    " ORDER BY last_message_at DESC, id DESC LIMIT 21"
+)
+
+
+def _decoded_messages(rows: list[tuple]) -> list[tuple]:  # type: ignore[type-arg]
+    return [(r[1], r[2], json.loads(r[3]), r[4] and json.loads(r[4]), r[5]) for r in rows]
+
+
+def by_hand_reads(url: str) -> dict[str, Callable[[], object]]:
+    """The rows each read returns, fetched with the driver alone (one statement, the same
+    index) and their JSON decoded: the floor the store's reads are measured against."""
+    if url.startswith("sqlite:///"):
+        conn = sqlite3.connect(url[len("sqlite:///") :], isolation_level=None)
+
+        def run(sql: str, arg: str, order: str = "") -> list[tuple]:  # type: ignore[type-arg]
+            return conn.execute(sql.format(p="?", order=order), (arg,)).fetchall()
+    else:
+        pg = psycopg.connect(url, autocommit=True)
+
+        def run(sql: str, arg: str, order: str = "") -> list[tuple]:  # type: ignore[type-arg]
+            return pg.execute(sql.format(p="%s", order=order).encode(), (arg,)).fetchall()
+
+    return {
+        "asc": lambda: _decoded_messages(run(_BY_HAND_MESSAGES, "page", "ASC")),
+        "desc": lambda: _decoded_messages(run(_BY_HAND_MESSAGES, "page", "DESC")),
+        "list": lambda: [
+            (*r[:5], r[5] and json.loads(r[5])) for r in run(_BY_HAND_LISTING, "lister")
+        ],
+    }
+
+
+def bench_reads(url: str) -> list[list[str]]:
+    store = ConversationStore(url)
+    fill(store, "page", 1_000)
+    for i in range(200):
+        store.update_conversation(conversation_id=f"l{i}", metadata={"n": i}, user_id="lister")
+    floor = by_hand_reads(url)
+    ours: dict[str, Callable[[], object]] = {
+        "asc": lambda: store.get_messages(conversation_id="page", limit=20),
+        "desc": lambda: store.get_messages(conversation_id="page", limit=20, order="desc"),
+        "list": lambda: store.list_conversations(user_id="lister", limit=20),
+    }
+    names = {
+        "asc": "get_messages(limit=20)",
+        "desc": 'get_messages(limit=20, order="desc")',
+        "list": "list_conversations(user_id=..., limit=20)",
+    }
+    rows = []
+    for key, name in names.items():
+        mine, theirs = [], []
+        for _ in range(9):  # interleaved rounds, medians
+            mine.append(per_op(ours[key], 300))
+            theirs.append(per_op(floor[key], 300))
+        a, b = statistics.median(mine), statistics.median(theirs)
+        rows.append([name, us(a), us(b), f"{a / b:.2f}×"])
+    store.close()
+    return rows
+
+
+def section_reads(tmp: str, q: bool) -> None:
+    rows = [["SQLite", *r] for r in bench_reads(f"sqlite:///{tmp}/r.db")]
+    with pg_schema() as url:
+        rows += [["PostgreSQL", *r] for r in bench_reads(url)]
+    table(
+        "reads against the same rows read by hand (the driver, one statement, JSON decoded)",
+        ["backend", "read", "convostore", "by hand", "ratio"],
+        rows,
+    )
+
+
 # -- fork against one read ---------------------------------------------------------------------
 
 
@@ -481,6 +560,7 @@ def section_writers(tmp: str, q: bool) -> None:
 SECTIONS = {
     "append": section_append,
     "pages": section_pages,
+    "reads": section_reads,
     "list": section_list,
     "fork": section_fork,
     "writers": section_writers,

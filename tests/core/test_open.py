@@ -14,7 +14,7 @@ from convostore import (
     MemoryValidationError,
     StorageError,
 )
-from convostore.backends.memories import MEMORY_TABLES
+from convostore.backends import open_backend
 from convostore.backends.schema import MIGRATIONS
 from convostore.spi import Tx
 
@@ -72,16 +72,22 @@ def test_an_older_schema_is_upgraded_in_place(backend_url: str) -> None:
 
 def test_a_database_of_the_previous_schema_gains_memory_stores(shared_url: str) -> None:
     """A database written before memory stores existed (core schema 2) opens, keeps its
-    conversations and gets the memory tables (step 3)."""
-    with ConversationStore(shared_url) as store:
-        store.append_message(conversation_id="c", role="user", content="before")
+    conversations and gets every later step (memory stores, the change feed, search)."""
+    backend = open_backend(shared_url)
+    backend.migrate("core", MIGRATIONS[:2])
 
-        def downgrade(tx: Tx) -> None:
-            for table in (*MEMORY_TABLES, "convostore_changes"):
-                tx.execute(f"DROP TABLE {table}")
-            tx.execute("UPDATE convostore_schema SET version = 2 WHERE component = 'core'")
+    def written_then(tx: Tx) -> None:
+        tx.execute(
+            "INSERT INTO convostore_conversations (id, user_id, created_at, last_message_at,"
+            " message_count, next_seq, metadata) VALUES ('c', NULL, 1, 1, 1, 2, NULL)"
+        )
+        tx.execute(
+            "INSERT INTO convostore_messages (conversation_id, seq, id, role, content,"
+            " metadata, created_at) VALUES ('c', 1, 'msg_1', 'user', '\"before\"', NULL, 1)"
+        )
 
-        store.backend.write(downgrade)
+    backend.write(written_then)
+    backend.close()
     with ConversationStore(shared_url) as store:
         assert [m.content for m in store.get_history(conversation_id="c")] == ["before"]
         sid = store.create_memory_store("new").memory_store_id
@@ -90,6 +96,7 @@ def test_a_database_of_the_previous_schema_gains_memory_stores(shared_url: str) 
             lambda tx: tx.execute("SELECT version FROM convostore_schema WHERE component = 'core'")
         )
         assert rows == [(len(MIGRATIONS),)]
+        assert [h.message.content for h in store.search_messages(query="efor").items] == ["before"]
         store.update_conversation(conversation_id="c", metadata={"k": 1})
         assert [c.kind for c in store.get_changes(conversation_id="c", after=0).items] == [
             "message.created",

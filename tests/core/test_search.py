@@ -425,3 +425,43 @@ def test_a_copy_answers_the_same_queries(
             importing.import_jsonl(copy, str(dump))
         assert {q: pages(copy, q, 7) for q in queries} == want
         assert all(want[q] for q in queries[:4])
+
+
+def test_pg_trgm_outlives_any_one_stores_schema() -> None:
+    """In a database without pg_trgm, the first store creates it in a schema of its own: a store
+    whose schema is dropped takes no other store's index with it."""
+    import os
+
+    import psycopg
+
+    pg_url = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+    name = f"trgm_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    base = pg_url.split("?", 1)[0].rsplit("/", 1)[0] + f"/{name}"
+    try:
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute("CREATE SCHEMA a")
+            conn.execute("CREATE SCHEMA b")
+        for schema in ("a", "b"):
+            with ConversationStore(f"{base}?options=-csearch_path%3D{schema}") as store:
+                store.append_message(conversation_id="c", role="user", content="keep me")
+        with psycopg.connect(base, autocommit=True) as conn:
+            where = conn.execute(
+                "SELECT n.nspname FROM pg_extension e"
+                " JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'"
+            ).fetchall()
+            assert where == [("convostore_extensions",)]
+            conn.execute("DROP SCHEMA a CASCADE")
+            indexes = conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE schemaname = 'b'"
+                " AND indexname = 'convostore_messages_search'"
+            ).fetchall()
+            assert indexes == [("convostore_messages_search",)]
+        with ConversationStore(f"{base}?options=-csearch_path%3Db") as store:
+            assert [h.message.content for h in store.search_messages(query="eep").items] == [
+                "keep me"
+            ]
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE {name} WITH (FORCE)")

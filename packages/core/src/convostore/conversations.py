@@ -97,7 +97,7 @@ class ConversationMethods(Engine):
                 behind = bool(tx.page_conversations(uid, key, not descending, 1))
             return rows, more_ahead, behind
 
-        rows, more_ahead, behind = self.backend.read(read)
+        rows, more_ahead, behind = self.backend.read(read, single_statement=bound is None)
         if not forward:
             rows.reverse()
             more_ahead, behind = behind, more_ahead

@@ -44,6 +44,17 @@ BEGIN
     RETURN true;
 END $$"""
 
+# pg_trgm where the database has it, else in a schema of its own: an extension created in a
+# store's schema would go with that schema, and with it every other store's search index.
+# (Migrations of one component take one lock for the whole database: no two create it.)
+_PG_TRGM_EXTENSION = """DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+        CREATE SCHEMA IF NOT EXISTS convostore_extensions;
+        CREATE EXTENSION pg_trgm SCHEMA convostore_extensions;
+    END IF;
+END $$"""
+
 # The pg_trgm operator class, named with the schema the extension lives in (a store's schema
 # may not be on the search path of every role).
 _PG_TRGM_INDEX = """DO $$
@@ -65,7 +76,7 @@ SEARCH_MIGRATION: list[str] = [
     SQLITE_ONLY
     + "CREATE INDEX convostore_messages_unindexed ON convostore_messages (conversation_id, seq)"
     " WHERE search_rid IS NULL",
-    POSTGRESQL_ONLY + "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+    POSTGRESQL_ONLY + _PG_TRGM_EXTENSION,
     POSTGRESQL_ONLY + "ALTER TABLE convostore_messages ADD COLUMN search_text text",
     POSTGRESQL_ONLY
     + _PG_TRGM_INDEX.replace("%L, %L", "'convostore_messages_search', 'convostore_messages'"),

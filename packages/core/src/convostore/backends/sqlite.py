@@ -112,12 +112,17 @@ class SqliteBackend(Backend):
             delay = min(delay * 2, 0.1)
 
     def _transaction(
-        self, begin: str, fn: Callable[[Tx], T], *, single: bool, queue: bool = False
+        self, begin: str | None, fn: Callable[[Tx], T], *, single: bool, queue: bool = False
     ) -> T:
+        """``fn`` in a transaction opened with ``begin``; with None (a read of one statement)
+        in SQLite's own: autocommit reads one statement from one snapshot."""
+
         def attempt() -> T:
             conn = self._conn
             if conn is None:
                 raise ClosedError("the store is closed")
+            if begin is None:
+                return fn(SqliteTx(conn, single_statement=True))
             conn.execute(begin)
             try:
                 result = fn(SqliteTx(conn, single_statement=single))
@@ -226,7 +231,7 @@ class SqliteBackend(Backend):
         self.truncate_wal()
 
     def read(self, fn: Callable[[Tx], T], *, single_statement: bool = False) -> T:
-        return self._transaction("BEGIN", fn, single=single_statement)
+        return self._transaction(None if single_statement else "BEGIN", fn, single=single_statement)
 
     @property
     def closed(self) -> bool:
