@@ -4,13 +4,15 @@
 serve the sync and the async LangGraph surface. Reach them as ``store.langgraph_checkpointer`` /
 ``store.langgraph_store`` on a core store, or construct them from a URL or a store.
 ``ConvostoreMemoryBackend`` (the ``deepagents`` extra) is a DeepAgents file backend over one
-memory store.
+memory store. ``search_history_tool`` is a LangChain tool with which an agent searches a
+user's past conversations (LangGraph threads among them).
 """
 
 from typing import TYPE_CHECKING, Any
 
 from ._projection import ConversationProjectionWarning
 from ._serde import TypeNotAllowedError
+from .recall import search_history_tool
 from .saver import ConvostoreSaver
 from .store import ConvostoreStore
 
@@ -23,6 +25,7 @@ __all__ = [
     "ConvostoreSaver",
     "ConvostoreStore",
     "TypeNotAllowedError",
+    "search_history_tool",
 ]
 
 
