@@ -19,7 +19,7 @@ src_crewai := packages/crewai-glue/src
 src_server := packages/server/src
 
 
-.PHONY: uv services browser test-web install install-tools demo test lint typecheck bench bench-memory bench-cli $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services browser test-web install install-tools demo test lint typecheck bench bench-memory bench-cli bench-search $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES)) install-tools
 
@@ -142,7 +142,8 @@ $(addprefix verdict-,$(CHECKS)): verdict-%:
 	@if $(MAKE) --no-print-directory SKIP_INSTALL=1 $*; then echo passed > .verdicts/$*; \
 	else echo FAILED > .verdicts/$*; fi
 
-# Every benchmark once (about 10 minutes on 2 cores; PostgreSQL needed): each writes its tables,
+# Every benchmark once (about 10 minutes on 2 cores, and half an hour more for bench-search;
+# PostgreSQL needed): each writes its tables,
 # with the date, the machine and the command, to benchmarks/results/<package>.md, and the READMEs'
 # quotes of those files are refreshed. `make bench-core` (or -langgraph, ...) runs one.
 BENCHES := core langgraph openai claude crewai server
@@ -163,4 +164,10 @@ bench-cli: install-core services
 	.venvs/core/bin/python benchmarks/cli_bench.py --markdown benchmarks/results/cli.md
 	@.venvs/core/bin/python benchmarks/report.py
 
-bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli
+# Full-text search on a 1,000,000-message store, SQLite and PostgreSQL (about half an hour).
+bench-search: install-core services
+	@echo "==> benchmarks/search_bench.py in .venvs/core -> benchmarks/results/search.md"
+	.venvs/core/bin/python benchmarks/search_bench.py --markdown benchmarks/results/search.md
+	@.venvs/core/bin/python benchmarks/report.py
+
+bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli bench-search

@@ -141,6 +141,12 @@ def test_the_public_names_of_the_core() -> None:
     assert sorted(convostore.__all__) == sorted(
         [
             "AsyncConversationStore",
+            "SEARCH_HISTORY_AFTER_HELP",
+            "SEARCH_HISTORY_DESCRIPTION",
+            "SEARCH_HISTORY_NAME",
+            "SEARCH_HISTORY_QUERY_HELP",
+            "asearch_history",
+            "search_history",
             "MANAGED_BY_KEY",
             "ChangeKind",
             "ClosedError",

@@ -3,6 +3,7 @@ write-ahead log that still holds their old pages is emptied after each erasing c
 
 from __future__ import annotations
 
+import random
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
@@ -104,3 +105,31 @@ def test_a_reader_in_the_middle_of_a_snapshot_defers_the_truncation(db: Path) ->
         reader.close()
         store.delete_conversation(conversation_id="nothing")  # any erasing call
         assert copies(db, marker) == {}
+
+
+def trigrams_in_files(path: Path, text: str) -> set[str]:
+    """The three-character pieces of ``text`` found anywhere in the database's files."""
+    data = b"".join(f.read_bytes() for f in sorted(path.parent.glob(path.name + "*")))
+    return {text[i : i + 3] for i in range(len(text) - 2) if text[i : i + 3].encode() in data}
+
+
+def test_vacuum_drops_the_search_index_postings_of_deleted_text(db: Path) -> None:
+    """A delete leaves the trigrams of the deleted text in the FTS5 segments (SQLite 3.40 has
+    no FTS5 secure-delete); store.vacuum() merges the segments, and they go."""
+    # Letters no id, number or filler holds (ids are hex), so each trigram is the marker's.
+    marker = "".join(random.Random(uuid.uuid4().int).choices("ghijklmnopqrstuvwxyz", k=12))
+    with ConversationStore(f"sqlite:///{db}") as store:
+        _write_secret(store, marker)
+        sid = store.create_memory_store("m").memory_store_id
+        store.create_memory(sid, "n.md", f"memo {marker[::-1]}")
+        before = trigrams_in_files(db, marker) | trigrams_in_files(db, marker[::-1])
+        store.delete_conversation(conversation_id="c")
+        store.delete_memory_store(sid)
+        assert copies(db, marker) == {} and copies(db, marker[::-1]) == {}
+        left = trigrams_in_files(db, marker) | trigrams_in_files(db, marker[::-1])
+        assert len(left) >= len(before) // 2  # the control: the postings outlive the delete
+        store.vacuum()
+        assert trigrams_in_files(db, marker) | trigrams_in_files(db, marker[::-1]) == set()
+        assert store.search_messages(query="filler").items == []
+        store.append_message(conversation_id="d", role="user", content=f"again {marker}")
+        assert [h.conversation_id for h in store.search_messages(query=marker).items] == ["d"]

@@ -27,7 +27,7 @@ import pytest
 from click.testing import CliRunner, Result
 from convostore import ConversationStore, MemoryValidationError
 from convostore.commands.cli import app
-from convostore_langgraph import ConvostoreSaver, TypeNotAllowedError
+from convostore_langgraph import ConvostoreSaver, TypeNotAllowedError, search_history_tool
 from convostore_langgraph._codec import CHECKPOINT_NS_MAX_BYTES, THREAD_ID_MAX_BYTES
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
@@ -846,3 +846,29 @@ def test_import_from_langgraph_reads_the_old_json_format_as_messages_only(
             dst = f"sqlite:///{tmp_path / f'ours-{lc}-{name[-1]}.db'}"
             done = _cli("import-from", "langgraph", str(path), "--url", dst, code=3)
             assert f"it names {'.'.join(name)!r}, which is not a LangChain message" in done.stderr
+
+
+HOSTILE_RECALL: list[tuple[dict[str, Any], str]] = [
+    ({"query": "a\x00b"}, "Error: query must not contain NUL"),
+    ({"query": "\ud800"}, "Error: query "),
+    ({"query": "\uffff"}, "Error: query must not contain U+FFFF"),
+    ({"query": "x" * 1001}, "Error: query has 1001 characters, over the limit of 1000"),
+    ({"query": " ".join("abcdefghijklmnopq")}, "Error: query has 17 terms, over the limit of 16"),
+    ({"query": "a", "after": "forged"}, "Error: after: "),
+    ({"query": "a", "after": "x" * (1 << 20)}, "Error: after: "),
+]
+
+
+@pytest.mark.parametrize(("args", "answer"), HOSTILE_RECALL)
+def test_the_recall_tool_answers_hostile_arguments_with_a_named_error(
+    backend_url: str, args: dict[str, Any], answer: str
+) -> None:
+    """What a model passes search_history is hostile: a named Error answer, no SQL error,
+    nothing written, and another user's message never in any answer."""
+    with ConversationStore(backend_url) as db:
+        db.append_message(conversation_id="theirs", role="user", content="a b", user_id="bob")
+        before = db.list_conversations(limit=100).items
+        tool = search_history_tool(db, user_id="alice")
+        assert tool.invoke(args).startswith(answer)
+        assert tool.invoke({"query": "a b"}) == 'No message matches "a b".'
+        assert db.list_conversations(limit=100).items == before

@@ -31,7 +31,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 SCREENSHOTS = Path(__file__).parent / "screenshots"  # git-ignored test artifacts
-USERS = ("alice", "bob", "carol", "dan", "erin", "frank", "gina", "hal", "ivy", "jo")
+USERS = ("alice", "bob", "carol", "dan", "erin", "frank", "gina", "hal", "ivy", "jo", "kim", "lee")
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])

@@ -2,6 +2,14 @@
 
 from .async_store import AsyncConversationStore
 from .conventions import MANAGED_BY_KEY, MEMORY_STORES_KEY, TITLE_KEY
+from .conventions.recall import (
+    SEARCH_HISTORY_AFTER_HELP,
+    SEARCH_HISTORY_DESCRIPTION,
+    SEARCH_HISTORY_NAME,
+    SEARCH_HISTORY_QUERY_HELP,
+    asearch_history,
+    search_history,
+)
 from .conventions.summary import (
     PromptContext,
     afold_summary,
@@ -69,6 +77,10 @@ from .validation import Limits
 __all__ = [
     "MANAGED_BY_KEY",
     "MEMORY_STORES_KEY",
+    "SEARCH_HISTORY_AFTER_HELP",
+    "SEARCH_HISTORY_DESCRIPTION",
+    "SEARCH_HISTORY_NAME",
+    "SEARCH_HISTORY_QUERY_HELP",
     "TITLE_KEY",
     "AsyncConversationStore",
     "ChangeKind",
@@ -119,6 +131,7 @@ __all__ = [
     "afold_summary",
     "amemory_context",
     "aprompt_context",
+    "asearch_history",
     "ensure_title",
     "first_exchange",
     "fold_summary",
@@ -127,6 +140,7 @@ __all__ = [
     "responses_item_role",
     "run_in_thread",
     "run_sync",
+    "search_history",
     "to_anthropic_messages",
     "to_anthropic_system",
     "to_openai_input",

@@ -4,7 +4,8 @@
 serve the sync and the async LangGraph surface. Reach them as ``store.langgraph_checkpointer`` /
 ``store.langgraph_store`` on a core store, or construct them from a URL or a store.
 ``ConvostoreMemoryBackend`` (the ``deepagents`` extra) is a DeepAgents file backend over one
-memory store.
+memory store. ``search_history_tool`` is a LangChain tool with which an agent searches a
+user's past conversations (LangGraph threads among them).
 """
 
 import importlib
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from ._projection import ConversationProjectionWarning
     from ._serde import TypeNotAllowedError
     from .memory_backend import ConvostoreMemoryBackend
+    from .recall import search_history_tool
     from .saver import ConvostoreSaver
     from .store import ConvostoreStore
 
@@ -23,6 +25,7 @@ __all__ = [
     "ConvostoreSaver",
     "ConvostoreStore",
     "TypeNotAllowedError",
+    "search_history_tool",
 ]
 
 
@@ -35,6 +38,7 @@ _MODULES = {
     "ConvostoreSaver": ".saver",
     "ConvostoreStore": ".store",
     "TypeNotAllowedError": "._serde",
+    "search_history_tool": ".recall",
 }
 
 

@@ -117,6 +117,15 @@ def _text(path: str, data: object) -> str:
         ) from None
 
 
+def _query_of(pattern: str) -> str | None:
+    """A search query every text holding ``pattern`` matches: its pieces between double
+    quotes, each quoted (a term); the core refuses it if it is empty or over its limits. None
+    when it holds a capital sigma, whose lower case depends on the letters around it (so the
+    pattern's may differ from the text's)."""
+    query = " ".join(f'"{piece}"' for piece in pattern.split('"') if piece)
+    return None if "\u03a3" in pattern else query
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -174,6 +183,40 @@ class ConvostoreMemoryBackend(BackendProtocol, MemoryStoreBinding):
             if entry is not None and entry.content is not None:
                 files["/" + entry.path] = _file_data(entry, entry.content)
         return files
+
+    def _candidates(self, prefix: str, pattern: str) -> dict[str, FileData]:
+        """``_contents(prefix)`` narrowed by the search index to the entries that may hold
+        ``pattern`` (each of its pieces between double quotes is a term the entry's text must
+        hold, case ignored); every entry when the pattern cannot be a query (empty, over the
+        query's limits, or holding a character a query may not)."""
+        query = _query_of(pattern)
+        if query is None:
+            return self._contents(prefix)
+        files = {}
+        after = None
+        while True:
+            try:
+                page = self._store.search_memories(
+                    memory_store_id=self.memory_store_id,
+                    query=query,
+                    path_prefix=prefix or None,
+                    user_id=self.user_id,
+                    limit=self._store.limits.max_page_size,
+                    after=after,
+                )
+            except MemoryValidationError as exc:
+                if exc.argument != "query":
+                    raise
+                return self._contents(prefix)
+            for hit in page.items:
+                entry = self._store.get_memory(
+                    self.memory_store_id, hit.entry_id, user_id=self.user_id
+                )
+                if entry is not None and entry.content is not None:
+                    files["/" + entry.path] = _file_data(entry, entry.content)
+            if page.next_cursor is None:
+                return files
+            after = page.next_cursor
 
     def _put(self, key: str, content: str) -> str | None:
         """Create ``key`` or replace its content (a new version), retrying while it changes
@@ -316,14 +359,15 @@ class ConvostoreMemoryBackend(BackendProtocol, MemoryStoreBinding):
         max_count: int | None = None,
     ) -> GrepResult:
         """Lines containing the literal ``pattern``, in the files under ``path`` (a directory
-        or a file) whose path matches ``glob``. Reads each of those files (one read each)."""
+        or a file) whose path matches ``glob``. The search index finds the files that may
+        hold it; each of those is read (one read each)."""
         if not isinstance(pattern, str) or not (glob is None or isinstance(glob, str)):
             return GrepResult(error="Error: pattern (and glob, when given) must be str")
         if not (max_count is None or _is_int(max_count)):
             return GrepResult(error="Error: max_count must be None or an int")
         try:
             root = "/" + ("" if path is None else _key(path, "path"))
-            files = self._contents(root.strip("/"))
+            files = self._candidates(root.strip("/"), pattern)
         except _INPUT_ERRORS as exc:
             return GrepResult(error=f"Error: {exc}")
         return grep_matches_from_files(files, pattern, root, glob, max_count=max_count)

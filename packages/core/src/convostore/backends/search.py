@@ -40,6 +40,12 @@ EXTENSION_HINT = (
     " open the store again"
 )
 
+FTS_TABLES = ("convostore_search", "convostore_memory_search")
+"""SQLite's FTS5 tables of the index."""
+MERGE_SEGMENTS = "INSERT INTO {0}({0}) VALUES('optimize')"
+"""Merge every segment of FTS5 table {0} into one: the postings of deleted rows, which a
+delete leaves in older segments (SQLite 3.40 has no FTS5 secure-delete), are dropped."""
+
 _MSG = "seq, id, role, content, metadata, created_at, updated_at"
 _KEY_DESC = "m.created_at DESC, m.conversation_id DESC, m.seq DESC"
 

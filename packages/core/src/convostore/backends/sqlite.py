@@ -18,7 +18,7 @@ except ImportError:  # pragma: no cover - Windows: SQLite's busy handler alone
 from ..errors import ClosedError, MemoryValidationError, StorageError
 from .base import Backend, T, Tx, WouldBlock
 from .schema import MIGRATIONS
-from .search import SqliteSearch
+from .search import FTS_TABLES, MERGE_SEGMENTS, SqliteSearch
 
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
@@ -220,10 +220,15 @@ class SqliteBackend(Backend):
             time.sleep(min(0.05, left))
 
     def vacuum(self, tables: Sequence[str]) -> None:
+        """Merge the search index's segments (the postings of deleted text go), then rebuild
+        the whole file."""
+
         def run() -> None:
             conn = self._conn
             if conn is None:
                 raise ClosedError("the store is closed")
+            for table in FTS_TABLES:
+                conn.execute(MERGE_SEGMENTS.format(table))
             conn.execute("VACUUM")
 
         with self._lock:

@@ -1,11 +1,13 @@
 // The web view of a convostore server: sign in with a token, then browse conversations and
-// memory stores. Routes live in the URL's fragment: #/, #/c/<id>, #/memory, #/memory/<id>[/<entry>].
+// memory stores, and search messages. Routes live in the URL's fragment: #/, #/c/<id>[?m=<message id>],
+// #/search/<query>, #/memory, #/memory/<id>[/<entry>].
 
 import { ApiError, api, token } from "./api.js";
 import { h, replace } from "./dom.js";
 import { ConversationList } from "./conversations.js";
 import { ConversationView } from "./conversation.js";
 import { StoreList, StoreView } from "./memory.js";
+import { SearchView } from "./search.js";
 
 const $ = (id) => document.getElementById(id);
 let me = null;
@@ -26,6 +28,7 @@ function signOut(message = "") {
   $("app").hidden = true;
   $("signout").hidden = true;
   document.querySelector(".tabs").hidden = true;
+  $("search-form").hidden = true;
   $("who").textContent = "";
   $("login").hidden = false;
   $("login-error").textContent = message;
@@ -45,6 +48,7 @@ async function signIn() {
   $("app").hidden = false;
   $("signout").hidden = false;
   document.querySelector(".tabs").hidden = false;
+  $("search-form").hidden = false;
   $("who").textContent = me.admin ? "admin" : `user ${me.userId}`;
   route();
 }
@@ -55,8 +59,13 @@ function closeDetail() {
 }
 
 function parse() {
-  const parts = window.location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
-  if (parts[0] === "c" && parts.length > 1) return { tab: "conversations", conversation: parts.slice(1).join("/") };
+  const [path, query = ""] = window.location.hash.replace(/^#\/?/, "").split(/\?(.*)/s);
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === "c" && parts.length > 1) {
+    const message = new URLSearchParams(query).get("m");
+    return { tab: "conversations", conversation: parts.slice(1).join("/"), message };
+  }
+  if (parts[0] === "search" && parts.length > 1) return { tab: "conversations", search: parts.slice(1).join("/") };
   if (parts[0] === "memory") return { tab: "memory", store: parts[1], entry: parts[2] };
   return { tab: "conversations" };
 }
@@ -72,7 +81,13 @@ function route() {
       side = { kind: "conversations", view: new ConversationList($("side"), me, showError) };
     }
     side.view.select(where.conversation ?? null);
-    if (where.conversation === undefined) {
+    if (where.search !== undefined) {
+      if (detail?.key !== `s:${where.search}`) {
+        closeDetail();
+        $("search").value = where.search;
+        detail = { kind: "search", key: `s:${where.search}`, view: new SearchView($("detail"), where.search, me, showError) };
+      }
+    } else if (where.conversation === undefined) {
       closeDetail();
       replace($("detail"), h("p", { class: "empty" }, "Choose a conversation."));
     } else if (detail?.key !== `c:${where.conversation}`) {
@@ -83,7 +98,9 @@ function route() {
       });
       detail = { kind: "conversation", key: `c:${where.conversation}`, view };
     }
-    document.body.dataset.pane = where.conversation === undefined ? "list" : "detail";
+    if (where.message) detail.view.focus(where.message);
+    const listed = where.conversation === undefined && where.search === undefined;
+    document.body.dataset.pane = listed ? "list" : "detail";
   } else {
     if (side?.kind !== "memory") side = { kind: "memory", view: new StoreList($("side"), me, showError) };
     side.view.select(where.store ?? null);
@@ -107,6 +124,11 @@ $("login-form").addEventListener("submit", (event) => {
   if (!value) return;
   token.set(value);
   signIn();
+});
+$("search-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const query = $("search").value.trim();
+  if (query) window.location.hash = `#/search/${encodeURIComponent(query)}`;
 });
 $("signout").addEventListener("click", () => signOut());
 $("alert-close").addEventListener("click", () => {

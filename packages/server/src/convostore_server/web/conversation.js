@@ -23,6 +23,7 @@ export class ConversationView {
     this.loading = false;
     this.closed = false;
     this.pending = []; // events that came before the first page was on screen
+    this.target = null; // a message to scroll to and highlight once it is loaded
     this.build();
     this.start();
   }
@@ -79,6 +80,7 @@ export class ConversationView {
       this.pending = null;
       this.scrollToEnd();
       this.renderTop();
+      this.seek();
       this.observer.observe(this.sentinel);
     } catch (error) {
       if (!this.closed) this.onError(error);
@@ -258,6 +260,29 @@ export class ConversationView {
     } finally {
       this.loading = false;
       this.renderTop();
+      this.seek();
+    }
+  }
+
+  /** Scroll to message `messageId` and highlight it (a search hit), loading older pages
+   * until it is there. */
+  focus(messageId) {
+    this.target = messageId;
+    this.seek();
+  }
+
+  seek() {
+    if (this.target === null || this.pending || this.closed) return;
+    const el = this.elements.get(this.target);
+    if (el) {
+      this.target = null;
+      for (const old of this.list.querySelectorAll(".hit-target")) old.classList.remove("hit-target");
+      el.classList.add("hit-target");
+      el.scrollIntoView({ block: "center" });
+    } else if (!this.hasOlder) {
+      this.target = null; // not in the conversation (deleted since)
+    } else if (!this.loading) {
+      this.loadOlder();
     }
   }
 
