@@ -17,6 +17,11 @@ src_openai := packages/openai-session/src
 src_claude := packages/claude-session/src
 src_crewai := packages/crewai-glue/src
 src_server := packages/server/src
+# Workspace packages an environment holds besides its own, at the lock's versions: the server's
+# tests drive its /v1 Conversations API with the official `openai` client and read it back
+# through convostore-openai's session. (Not a test group of the server: convostore-openai is
+# declared conflicting with convostore-crewai, so uv installs it only as a selected package.)
+also_server := convostore-openai
 
 
 .PHONY: uv services browser test-web install install-tools demo test lint typecheck bench bench-memory bench-cli $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
@@ -31,6 +36,7 @@ uv:
 $(addprefix install-,$(PACKAGES)): install-%: uv
 	@[ -n "$(SKIP_INSTALL)" ] || echo "==> .venvs/$*: $(dist_$*) with its dependencies and the dev tools (first run: minutes)"
 	@[ -n "$(SKIP_INSTALL)" ] || UV_PROJECT_ENVIRONMENT=.venvs/$* $(UV) sync -q --package $(dist_$*) --group dev --group test
+	@[ -n "$(SKIP_INSTALL)" ] || [ -z "$(also_$*)" ] || UV_PROJECT_ENVIRONMENT=.venvs/$* $(UV) sync -q --inexact --no-dev $(addprefix --package ,$(also_$*))
 
 # .venvs/tools: the convostore and convostore-server commands with every adapter that keeps
 # tables of its own (LangGraph, CrewAI, Claude), so that `convostore migrate`, `check` and `stats`
