@@ -24,7 +24,7 @@ src_server := packages/server/src
 also_server := convostore-openai
 
 
-.PHONY: uv services browser test-web install install-tools demo test lint typecheck bench bench-memory bench-cli $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services browser test-web install install-tools demo test lint typecheck bench bench-memory bench-cli bench-openai-v1 $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES)) install-tools
 
@@ -169,4 +169,10 @@ bench-cli: install-core services
 	.venvs/core/bin/python benchmarks/cli_bench.py --markdown benchmarks/results/cli.md
 	@.venvs/core/bin/python benchmarks/report.py
 
-bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli
+# The OpenAI Conversations API (/v1) against the server's own endpoints, with the openai client.
+bench-openai-v1: install-server services
+	@echo "==> benchmarks/openai_v1_bench.py in .venvs/server -> benchmarks/results/openai_v1.md"
+	.venvs/server/bin/python benchmarks/openai_v1_bench.py --markdown benchmarks/results/openai_v1.md
+	@.venvs/core/bin/python benchmarks/report.py
+
+bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli bench-openai-v1
