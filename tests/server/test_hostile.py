@@ -532,3 +532,23 @@ def test_v1_deep_nesting_and_strangers_get_openai_errors(server: Server) -> None
             error = json.loads(body)["error"]
             assert (error["type"], error["code"]) == ("authentication_error", "unauthenticated")
             assert _closed(sock)
+
+
+def test_v1_bodies_over_the_bound_are_413s_in_openais_shape(tight: Server) -> None:
+    """Declared over the bound (refused before it is read), or streamed past it (chunked)."""
+    http = tight.client("alice")
+    conv = http.post("/v1/conversations", json={}).json()["id"]
+    big = {"items": [{"type": "message", "role": "user", "content": "x" * 2000}]}
+    error = _openai_error(http.post(f"/v1/conversations/{conv}/items", json=big), 413, None)
+    assert error["code"] == "too_large"
+
+    def chunks() -> Iterator[bytes]:
+        yield json.dumps(big).encode()
+
+    streamed = http.post(
+        f"/v1/conversations/{conv}/items",
+        content=chunks(),
+        headers={"Content-Type": "application/json"},
+    )
+    assert _openai_error(streamed, 413, None)["code"] == "too_large"
+    assert http.get(f"/v1/conversations/{conv}/items").json()["data"] == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -358,3 +359,49 @@ def test_sync_and_async_clients_agree(server: Server) -> None:
             return [i async for i in api.conversations.items.list(conv)]
 
     assert asyncio.run(read()) == list(client(server).conversations.items.list(conv))
+
+
+@pytest.mark.anyio
+async def test_a_run_on_the_convostore_session_goes_on_through_v1(server: Server) -> None:
+    """A conversation an agent ran on ``ConvostoreSession`` (the store, in its process) is
+    listed by /v1 item for item, and an ``OpenAIConversationsSession`` on that id runs the
+    next turn, which the store's session then reads."""
+    model = ScriptedModel(
+        [
+            [
+                _reasoning("rs_1"),
+                function_call("get_weather", {"city": "Paris"}, call_id="call_1", item_id="fc_1"),
+            ],
+            [assistant_message("It is sunny.", item_id="msg_a1")],
+            [assistant_message("Bye!", item_id="msg_a2")],
+        ]
+    )
+    agent = Agent(name="assistant", model=model, tools=[get_weather])
+    conv = f"conv_run_{uuid.uuid4().hex}"
+    with store_of(server) as store:
+        local = ConvostoreSession(conv, store=store, user_id="alice")
+        await Runner.run(agent, "Weather in Paris?", session=local)
+        written = await local.get_items()
+        ids = [m.message_id for m in store.get_messages(conversation_id=conv, user_id="alice")]
+
+        api = async_client(server)
+        listed = [i async for i in api.conversations.items.list(conv, order="asc")]
+        assert [i.type for i in listed] == [
+            "message", "reasoning", "function_call", "function_call_output", "message",
+        ]  # fmt: skip
+        assert [i.id for i in listed] == ids
+        for got, item in zip(listed, written, strict=True):
+            dumped = got.model_dump(exclude_unset=True)
+            if item.get("type") in (None, "message"):
+                assert dumped["role"] == item["role"]
+            else:
+                assert {**item, "id": got.id} == dumped
+
+        remote = OpenAIConversationsSession(conversation_id=conv, openai_client=api)
+        second = await Runner.run(agent, "Thanks!", session=remote)
+        assert second.final_output == "Bye!"
+        assert len(model.calls[2].input) == 6  # the first turn, read through /v1, and "Thanks!"
+        after = await local.get_items()
+        assert after[:5] == written and len(after) == 7
+        assert after[5]["content"] == "Thanks!"
+        await api.close()
