@@ -131,6 +131,14 @@ def test_items_are_created_retrieved_and_deleted(server: Server) -> None:
         assert sent_fields(got, sent) == sent
         assert api.conversations.items.retrieve(got.id, conversation_id=conv) == got
 
+    # `include` is taken and changes nothing: an item is answered whole.
+    everything = ["reasoning.encrypted_content", "message.output_text.logprobs"]
+    included = api.conversations.items.list(conv, include=everything)
+    assert included.data == api.conversations.items.list(conv).data
+    assert (
+        api.conversations.items.retrieve("fc_1", conversation_id=conv, include=everything)
+        == (created.data[2])
+    )
     answered = api.conversations.items.delete("fc_1", conversation_id=conv)
     assert answered.object == "conversation" and answered.id == conv
     with pytest.raises(openai.NotFoundError):

@@ -49,6 +49,14 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 Item = dict[str, Any]
+Include = Annotated[
+    list[str] | None,
+    Query(
+        alias="include[]",
+        description="Accepted and ignored: an item is answered whole, as it was stored",
+    ),
+]
+"""``include``, as the ``openai`` client sends it (``include[]=...``)."""
 
 
 class _Body(BaseModel):
@@ -286,7 +294,7 @@ def _item_routes(router: APIRouter, Who: Any) -> None:
         "/v1/conversations/{conversationId}/items", response_model=ItemList, tags=["openai"]
     )
     async def openai_create_items(
-        *, who: Who, conversation_id: PathConversationId, body: NewItems
+        *, who: Who, conversation_id: PathConversationId, body: NewItems, include: Include = None
     ) -> Response:
         """Append up to 20 items, all or none; an item sent again with its ``id`` is stored
         once (a retry is safe)."""
@@ -309,10 +317,7 @@ def _item_routes(router: APIRouter, Who: Any) -> None:
         limit: Annotated[int, Query(description="1 to 100 (the store's page size)")] = 20,
         order: Literal["asc", "desc"] = "desc",
         after: Annotated[str | None, Query(description="An item id: the page past it")] = None,
-        include: Annotated[
-            list[str] | None,
-            Query(description="Accepted and ignored: an item is listed whole, as stored"),
-        ] = None,
+        include: Include = None,
     ) -> Response:
         """A page of items in ``order``, past ``after`` in that order."""
         cursor = {"after": after} if order == "asc" else {"before": after}
@@ -362,10 +367,7 @@ def _item_routes(router: APIRouter, Who: Any) -> None:
         who: Who,
         conversation_id: PathConversationId,
         item_id: PathItemId,
-        include: Annotated[
-            list[str] | None,
-            Query(description="Accepted and ignored: an item is listed whole, as stored"),
-        ] = None,
+        include: Include = None,
     ) -> Response:
         """One item."""
         return json_response(_item(await _found_item(who, conversation_id, item_id)), _ITEM)
