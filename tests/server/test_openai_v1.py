@@ -25,7 +25,8 @@ from served import Server
 
 def client(server: Server, who: str | None = "alice", **options: Any) -> OpenAI:
     key = "not-a-token" if who is None else server.tokens[who]
-    return OpenAI(base_url=f"{server.base}/v1", api_key=key, max_retries=0, **options)
+    options.setdefault("max_retries", 0)
+    return OpenAI(base_url=f"{server.base}/v1", api_key=key, **options)
 
 
 def async_client(server: Server, who: str = "alice", **options: Any) -> AsyncOpenAI:
@@ -158,9 +159,13 @@ def test_an_item_sent_again_with_its_id_is_stored_once(server: Server) -> None:
     assert again == first
     assert [i.id for i in api.conversations.items.list(conv)] == ["fc_1", "rs_1"]
     other = {**TOOL_ROUND[2], "arguments": '{"city": "Rome"}'}
+    retrying = client(server, max_retries=2)  # the client's default: it retries a 409 ...
     with pytest.raises(openai.ConflictError) as refused:
-        api.conversations.items.create(conv, items=[other])
+        retrying.conversations.items.create(conv, items=[other])
     assert refused.value.code == "message_id_conflict"
+    assert refused.value.response.headers["x-should-retry"] == "false"  # ... unless told
+    posts = f'"POST /v1/conversations/{conv}/items HTTP/1.1" 409'
+    assert server.log_text().count(posts) == 1
 
 
 def test_easy_input_messages_are_listed_as_the_hosted_api_lists_them(server: Server) -> None:

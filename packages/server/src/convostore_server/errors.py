@@ -151,6 +151,8 @@ class ErrorResponse(Response):
         kept = {
             k: v for k, v in self.headers.items() if k not in ("content-length", "content-type")
         }
+        if status == 409:  # a conflict stays one: OpenAI's clients retry a 409 unless told
+            kept["x-should-retry"] = "false"
         answer = Response(
             dump_json(body, _OPENAI_ERROR), status, kept, media_type="application/json"
         )
