@@ -17,9 +17,14 @@ src_openai := packages/openai-session/src
 src_claude := packages/claude-session/src
 src_crewai := packages/crewai-glue/src
 src_server := packages/server/src
+# Workspace packages an environment holds besides its own, at the lock's versions: the server's
+# tests drive its /v1 Conversations API with the official `openai` client and read it back
+# through convostore-openai's session. (Not a test group of the server: convostore-openai is
+# declared conflicting with convostore-crewai, so uv installs it only as a selected package.)
+also_server := convostore-openai
 
 
-.PHONY: uv services browser test-web install install-tools demo test lint typecheck bench bench-memory bench-cli bench-search $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services browser test-web install install-tools demo test lint typecheck bench bench-memory bench-cli bench-search bench-openai-v1 $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES)) install-tools
 
@@ -31,6 +36,7 @@ uv:
 $(addprefix install-,$(PACKAGES)): install-%: uv
 	@[ -n "$(SKIP_INSTALL)" ] || echo "==> .venvs/$*: $(dist_$*) with its dependencies and the dev tools (first run: minutes)"
 	@[ -n "$(SKIP_INSTALL)" ] || UV_PROJECT_ENVIRONMENT=.venvs/$* $(UV) sync -q --package $(dist_$*) --group dev --group test
+	@[ -n "$(SKIP_INSTALL)" ] || [ -z "$(also_$*)" ] || UV_PROJECT_ENVIRONMENT=.venvs/$* $(UV) sync -q --inexact --no-dev $(addprefix --package ,$(also_$*))
 
 # .venvs/tools: the convostore and convostore-server commands with every adapter that keeps
 # tables of its own (LangGraph, CrewAI, Claude), so that `convostore migrate`, `check` and `stats`
@@ -170,4 +176,10 @@ bench-search: install-core services
 	.venvs/core/bin/python benchmarks/search_bench.py --markdown benchmarks/results/search.md
 	@.venvs/core/bin/python benchmarks/report.py
 
-bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli bench-search
+# The OpenAI Conversations API (/v1) against the server's own endpoints, with the openai client.
+bench-openai-v1: install-server services
+	@echo "==> benchmarks/openai_v1_bench.py in .venvs/server -> benchmarks/results/openai_v1.md"
+	.venvs/server/bin/python benchmarks/openai_v1_bench.py --markdown benchmarks/results/openai_v1.md
+	@.venvs/core/bin/python benchmarks/report.py
+
+bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli bench-search bench-openai-v1

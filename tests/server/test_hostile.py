@@ -423,3 +423,132 @@ def test_another_users_ids_in_a_search_answer_as_missing_ones(
     assert theirs.content == missing.content.replace(
         fake.encode(), secrets_of_alice["sid"].encode()
     )
+
+
+# -- the OpenAI Conversations API (/v1) ------------------------------------------------------
+
+
+def _openai_error(response: httpx.Response, status: int, param: str | None) -> dict[str, object]:
+    """The OpenAI-shaped error ``response`` must be, naming ``param``."""
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    assert error["param"] == param, error
+    return dict(error)
+
+
+def _alices_conversations(server: Server) -> list[str]:
+    page = server.client("alice").get("/conversations", params={"limit": 100}).json()
+    return [c["conversationId"] for c in page["items"]]
+
+
+V1_ITEM = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "x"}]}
+V1_BAD_BODIES = [
+    ({"items": [V1_ITEM] * 21}, "items"),
+    ({"items": ["not an item"]}, "items.0"),
+    ({"items": [V1_ITEM, {**V1_ITEM, "id": 5}]}, "items[1].id"),
+    ({"items": [{**V1_ITEM, "id": "a\x00b"}]}, "items[0].id"),
+    ({"items": [{**V1_ITEM, "id": "x" * 257}]}, "items[0].id"),
+    ({"items": [V1_ITEM, {**V1_ITEM, "id": "same"}, {**V1_ITEM, "id": "same"}]}, None),
+    ({"metadata": {f"k{i}": "v" for i in range(17)}}, "metadata"),
+    ({"metadata": {"k" * 65: "v"}}, "metadata"),
+    ({"metadata": {"k": "v" * 513}}, "metadata"),
+    ({"metadata": {"managedBy": "convostore-langgraph"}}, "metadata"),
+    ({"metadata": {"k": 5}}, "metadata.k"),
+    ({"metadata": {"k": "a\x00b"}, "items": [{**V1_ITEM, "id": "\x00"}]}, "items[0].id"),
+    ({"model": "gpt-5"}, "model"),
+]
+
+
+@pytest.mark.parametrize(("body", "param"), V1_BAD_BODIES)
+def test_v1_bad_bodies_are_400s_naming_the_field_and_write_nothing(
+    server: Server, body: dict[str, object], param: str | None
+) -> None:
+    http = server.client("alice")
+    before = _alices_conversations(server)
+    _openai_error(http.post("/v1/conversations", json=body), 400, param)
+    if "items" in body:
+        conv = http.post("/v1/conversations", json={}).json()["id"]
+        refused = http.post(f"/v1/conversations/{conv}/items", json={"items": body["items"]})
+        _openai_error(refused, 400, param)
+        assert http.get(f"/v1/conversations/{conv}/items").json()["data"] == []
+        http.delete(f"/v1/conversations/{conv}")
+    assert _alices_conversations(server) == before
+
+
+def test_v1_items_hold_nul_and_lone_surrogates_exactly(server: Server) -> None:
+    """The JSON escapes a client sends (a NUL, a lone surrogate, a huge int) come back as
+    sent: stored by the core, answered as escapes."""
+    http = server.client("alice")
+    raw = b'{"items": [{"type": "message", "role": "user", "x": 100000000000000000000000000000,'
+    raw += b' "content": [{"type": "input_text", "text": "a\\u0000b\\ud800c"}]}]}'
+    made = http.post("/v1/conversations", content=raw, headers={"Content-Type": "application/json"})
+    assert made.status_code == 200, made.text
+    item = http.get(f"/v1/conversations/{made.json()['id']}/items").json()["data"][0]
+    assert item["content"][0]["text"] == "a\x00b\ud800c" and item["x"] == 10**29
+
+
+def test_v1_hostile_queries_and_cursors(server: Server) -> None:
+    alice, bob = server.client("alice"), server.client("bob")
+    conv = alice.post("/v1/conversations", json={"items": [V1_ITEM] * 3}).json()["id"]
+    theirs = bob.post("/v1/conversations", json={"items": [V1_ITEM]}).json()["id"]
+    their_item = bob.get(f"/v1/conversations/{theirs}/items").json()["data"][0]["id"]
+    items = f"/v1/conversations/{conv}/items"
+    for limit in ("0", "-1", "101", "1" * 40, "x", "1.5"):
+        _openai_error(alice.get(items, params={"limit": limit}), 400, "limit")
+    for order in ("asc", "desc"):
+        for forged in ("msg_forged", their_item, "a\x00b", "x" * 300):
+            answer = alice.get(items, params={"after": forged, "order": order})
+            assert _openai_error(answer, 400, "after")["message"].startswith("after")
+        # a lone surrogate's bytes, and bytes that are no UTF-8
+        for raw in ("%ED%B2%80", "%FF"):
+            _openai_error(alice.get(f"{items}?order={order}&after={raw}"), 400, "after")
+    # Another user's conversation answers as a missing one, cursor or not.
+    missing = _openai_error(bob.get(items, params={"after": "msg_forged"}), 404, None)
+    assert missing["message"] == f"conversation {conv!r} not found"
+    # Their item id in my conversation is no item of mine.
+    _openai_error(alice.get(f"{items}/{their_item}"), 404, None)
+    _openai_error(alice.delete(f"{items}/{their_item}"), 404, None)
+    assert bob.get(f"/v1/conversations/{theirs}/items/{their_item}").status_code == 200
+    _openai_error(alice.get("/v1/conversations/a%00b"), 400, "conversation_id")
+
+
+def test_v1_deep_nesting_and_strangers_get_openai_errors(server: Server) -> None:
+    http = server.client("alice")
+    deep = b'{"items": [{"type": "x", "v": ' + b"[" * 100_000 + b"]" * 100_000 + b"}]}"
+    answer = http.post(
+        "/v1/conversations", content=deep, headers={"Content-Type": "application/json"}
+    )
+    _openai_error(answer, 400, "body")
+    for credentials in (b"", b"Authorization: Bearer not-a-token\r\n"):
+        with _connect(server) as sock:
+            sock.sendall(
+                b"POST /v1/conversations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + credentials
+                + b"Content-Length: 100000000\r\n\r\n"
+            )
+            status, headers, body = _response(sock)
+            assert status == 401 and headers["connection"] == "close"
+            error = json.loads(body)["error"]
+            assert (error["type"], error["code"]) == ("authentication_error", "unauthenticated")
+            assert _closed(sock)
+
+
+def test_v1_bodies_over_the_bound_are_413s_in_openais_shape(tight: Server) -> None:
+    """Declared over the bound (refused before it is read), or streamed past it (chunked)."""
+    http = tight.client("alice")
+    conv = http.post("/v1/conversations", json={}).json()["id"]
+    big = {"items": [{"type": "message", "role": "user", "content": "x" * 2000}]}
+    error = _openai_error(http.post(f"/v1/conversations/{conv}/items", json=big), 413, None)
+    assert error["code"] == "too_large"
+
+    def chunks() -> Iterator[bytes]:
+        yield json.dumps(big).encode()
+
+    streamed = http.post(
+        f"/v1/conversations/{conv}/items",
+        content=chunks(),
+        headers={"Content-Type": "application/json"},
+    )
+    assert _openai_error(streamed, 413, None)["code"] == "too_large"
+    assert http.get(f"/v1/conversations/{conv}/items").json()["data"] == []

@@ -77,6 +77,7 @@ MEMORY_CALLS: list[tuple[str, str, dict[str, Any] | None]] = [
 # -- another user's things answer as missing ones, byte for byte ------------------------------
 
 C, M = "/conversations/{conversationId}", "/memory_stores/{memoryStoreId}"
+V1 = "/v1/conversations/{conversationId}"
 # Requests for every operation of the API, with alice's ids in the path (and some queries
 # naming her message, entry or version). The operations come from the server's own OpenAPI
 # document: one this table does not name fails the test, so no endpoint is forgotten.
@@ -110,13 +111,22 @@ REQUESTS: dict[tuple[str, str], list[tuple[str, dict[str, Any] | None]]] = {
     ("POST", f"{M}/versions/{{versionId}}/redact"): [("", None)],
     ("GET", "/search/messages"): [("?q=mine&conversationId={cid}", None), ("?q=mine", None)],
     ("GET", f"{M}/search"): [("?q=secret", None), ("?q=p&pathPrefix=p", None)],
+    # OpenAI's Conversations API: alice's conversation and her message as an item.
+    ("POST", "/v1/conversations"): [("", {"items": [{"role": "user", "content": "x"}]})],
+    ("GET", V1): [("", None)],
+    ("POST", V1): [("", {"metadata": {"title": "taken"}})],
+    ("DELETE", V1): [("", None)],
+    ("POST", f"{V1}/items"): [("", {"items": [{"role": "user", "content": "injected"}]})],
+    ("GET", f"{V1}/items"): [("", None), ("?after={mid}", None), ("?after={mid}&order=asc", None)],
+    ("GET", f"{V1}/items/{{itemId}}"): [("", None)],
+    ("DELETE", f"{V1}/items/{{itemId}}"): [("", None)],
 }
 # Writes that create the conversation they name: a free id is created, another user's is
 # 404 (conversation ids are one namespace: the README's one exception).
 CREATING = {("PATCH", C), ("POST", f"{C}/messages")}
 # Operations that name nothing of alice's: nothing to compare.
 UNNAMED = {("GET", "/me"), ("GET", "/conversations"), ("POST", "/memory_stores")}
-UNNAMED |= {("GET", "/memory_stores")}
+UNNAMED |= {("GET", "/memory_stores"), ("POST", "/v1/conversations")}
 
 
 def _operations(server: Server) -> set[tuple[str, str]]:
@@ -156,6 +166,7 @@ def test_another_users_things_answer_as_missing_ones_byte_for_byte(
         "memoryStoreId": alices["sid"],
         "entryId": alices["eid"],
         "versionId": alices["vid"],
+        "itemId": alices["mid"],
     }
     calls = [
         (operation, path.format(**ids) + query.format(**alices), body)

@@ -23,7 +23,7 @@ from .auth import Authenticator, TokenTable
 from .errors import install_error_handlers
 from .hub import ChangeHub
 from .middleware import BodyBudget, DeclaredSizeLimit, EncodedSlashes
-from .routes import conversations, events, memory, principal, search
+from .routes import conversations, events, memory, openai_v1, principal, search
 from .routes.common import ERRORS
 from .routes.principal import AuthenticateFirst, Context, caller_dependency
 from .webview import web_app
@@ -47,7 +47,9 @@ def _routers(ctx: Context, hub: ChangeHub) -> list[APIRouter]:
     events.routes(router, who, hub)
     memory.routes(router, who)
     search.routes(router, who)
-    return [router]
+    v1 = APIRouter(responses=openai_v1.ERRORS, generate_unique_id_function=_operation_id)
+    openai_v1.routes(v1, who)
+    return [router, v1]
 
 
 def _async_store(store: StoreArg) -> tuple[AsyncConversationStore, bool]:

@@ -1,5 +1,6 @@
 """Every error the server answers, as ``{"error": {"code", "message", "argument"}}`` with a
-stable ``code``; the core's errors mapped to HTTP statuses in one table."""
+stable ``code`` (under ``/v1``, OpenAI's ``{"error": {"message", "type", "param", "code"}}``
+with the same code); the core's errors mapped to HTTP statuses in one table."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from pydantic_core import PydanticSerializationError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 log = logging.getLogger("convostore_server")
 
@@ -87,15 +89,80 @@ def dump_json(
 _ERROR = TypeAdapter(ErrorBody)
 
 
+class OpenAIErrorDetail(BaseModel):
+    """An error as OpenAI's API words it: ``code`` is the server's stable code, ``param`` the
+    argument at fault, ``type`` the kind of error the status is."""
+
+    message: str
+    type: str
+    param: str | None
+    code: str | None
+
+
+class OpenAIErrorBody(BaseModel):
+    """The body of every error under ``/v1`` (OpenAI's error shape)."""
+
+    error: OpenAIErrorDetail
+
+
+_OPENAI_ERROR = TypeAdapter(OpenAIErrorBody)
+OPENAI_PREFIX = "/v1"
+"""Where the OpenAI Conversations API is served (``routes/openai_v1.py``)."""
+
+_OPENAI_TYPES = {401: "authentication_error", 403: "permission_error", 503: "server_error"}
+
+
+def openai_path(scope: Scope) -> bool:
+    """Whether a request is for the OpenAI Conversations API (under ``/v1``, wherever the
+    app is mounted)."""
+    path, root = scope.get("path", ""), scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    return bool(path == OPENAI_PREFIX or path.startswith(OPENAI_PREFIX + "/"))
+
+
+class ErrorResponse(Response):
+    """An error answer, in the server's shape, or in OpenAI's under ``/v1``: there a request
+    that does not match its schema is a 400, as OpenAI answers it (not 422)."""
+
+    def __init__(self, status: int, detail: ErrorDetail, headers: dict[str, str] | None) -> None:
+        self.detail = detail
+        super().__init__(
+            dump_json(ErrorBody(error=detail), _ERROR, exclude_none=True),
+            status_code=status,
+            media_type="application/json",
+            headers=headers,
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not openai_path(scope):
+            await super().__call__(scope, receive, send)
+            return
+        status = 400 if self.status_code == 422 else self.status_code
+        detail = self.detail
+        body = OpenAIErrorBody(
+            error=OpenAIErrorDetail(
+                message=detail.message,
+                type=_OPENAI_TYPES.get(status, "invalid_request_error"),
+                param=detail.argument,
+                code=detail.code,
+            )
+        )
+        kept = {
+            k: v for k, v in self.headers.items() if k not in ("content-length", "content-type")
+        }
+        if status == 409:  # a conflict stays one: OpenAI's clients retry a 409 unless told
+            kept["x-should-retry"] = "false"
+        answer = Response(
+            dump_json(body, _OPENAI_ERROR), status, kept, media_type="application/json"
+        )
+        await answer(scope, receive, send)
+
+
 def error_response(
     status: int, detail: ErrorDetail, headers: dict[str, str] | None = None
 ) -> Response:
-    return Response(
-        dump_json(ErrorBody(error=detail), _ERROR, exclude_none=True),
-        status_code=status,
-        media_type="application/json",
-        headers=headers,
-    )
+    return ErrorResponse(status, detail, headers)
 
 
 def _error(status: int, code: str, message: str, argument: str | None = None) -> Response:

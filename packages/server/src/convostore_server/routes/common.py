@@ -99,6 +99,8 @@ MessageId = Annotated[str, _chosen("messageId", "The message's id")]
 MemoryStoreId = Annotated[str, _decoded("memoryStoreId", "The memory store's id (memstore_...)")]
 EntryId = Annotated[str, _decoded("entryId", "The entry's id (mem_...)")]
 VersionId = Annotated[str, _decoded("versionId", "The version's id (memver_...)")]
+PathConversationId = Annotated[str, _decoded("conversationId", "The conversation's id")]
+PathItemId = Annotated[str, _decoded("itemId", "The item's id (its message's)")]
 Limit = Annotated[int, Query(description="Page size, 1 to 100 (the store's limit)")]
 
 
