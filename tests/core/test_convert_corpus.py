@@ -16,7 +16,9 @@ from convostore import to_anthropic_messages, to_anthropic_system, to_openai_inp
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "converters.json"
 
 
-def _m(role: str, content: Any, metadata: dict[str, Any] | None = None, n: int = 0) -> dict[str, Any]:
+def _m(
+    role: str, content: Any, metadata: dict[str, Any] | None = None, n: int = 0
+) -> dict[str, Any]:
     return {
         "messageId": f"msg_{n:04d}",
         "role": role,
@@ -28,9 +30,13 @@ def _m(role: str, content: Any, metadata: dict[str, Any] | None = None, n: int =
 
 _PNG = "data:image/png;base64,iVBORw0KGgo="
 CASES: dict[str, list[dict[str, Any]]] = {
-    "plain text": [_m("system", "Be brief."), _m("user", "Hi", n=1), _m("assistant", "Hello!", n=2)],
+    "plain text": [
+        _m("system", "Be brief."),
+        _m("user", "Hi", n=1),
+        _m("assistant", "Hello!", n=2),
+    ],
     "string lists": [_m("user", ["one", "two"]), _m("assistant", ["three"], n=1)],
-    "unicode": [_m("user", "Ça va? 你好 \U0001f600 \"quoted\" back\\slash\nline\ttab\u0001")],
+    "unicode": [_m("user", 'Ça va? 你好 \U0001f600 "quoted" back\\slash\nline\ttab\u0001')],
     "multimodal user": [
         _m(
             "user",
@@ -39,7 +45,10 @@ CASES: dict[str, list[dict[str, Any]]] = {
                 {"type": "image_url", "image_url": {"url": _PNG}},
                 {"type": "image_url", "image_url": "https://example.com/a.png"},
                 {"type": "image", "source": {"type": "url", "url": "https://example.com/b.png"}},
-                {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "AAAA"}},
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/jpeg", "data": "AAAA"},
+                },
                 {"type": "image", "source": {"type": "file", "file_id": "f_1"}},
                 {"type": "input_image", "image_url": _PNG},
                 {"type": "input_image", "file_id": "file_9"},
@@ -93,14 +102,21 @@ CASES: dict[str, list[dict[str, Any]]] = {
                 {
                     "type": "tool_result",
                     "tool_use_id": "tu_2",
-                    "content": [{"type": "text", "text": "failed"}, {"type": "text", "text": "twice"}],
+                    "content": [
+                        {"type": "text", "text": "failed"},
+                        {"type": "text", "text": "twice"},
+                    ],
                     "is_error": True,
                 },
                 {"type": "text", "text": "And now?"},
             ],
             n=2,
         ),
-        _m("assistant", [{"type": "text", "text": "5."}, {"type": "redacted_thinking", "data": "x"}], n=3),
+        _m(
+            "assistant",
+            [{"type": "text", "text": "5."}, {"type": "redacted_thinking", "data": "x"}],
+            n=3,
+        ),
     ],
     "unanswered calls and orphan results": [
         _m("user", "go"),
@@ -118,14 +134,22 @@ CASES: dict[str, list[dict[str, Any]]] = {
     ],
     "responses items": [
         _m("user", {"type": "message", "role": "user", "content": "Run it"}),
-        _m("system", {"role": "developer", "content": [{"type": "input_text", "text": "dev note"}]}, n=1),
+        _m(
+            "system",
+            {"role": "developer", "content": [{"type": "input_text", "text": "dev note"}]},
+            n=1,
+        ),
         _m("assistant", {"type": "reasoning", "summary": []}, n=2),
         _m(
             "assistant",
             {"type": "function_call", "call_id": "fc_1", "name": "run", "arguments": '{"x": 1}'},
             n=3,
         ),
-        _m("assistant", {"type": "computer_call", "call_id": "cc_1", "action": {"type": "click", "x": 1}}, n=4),
+        _m(
+            "assistant",
+            {"type": "computer_call", "call_id": "cc_1", "action": {"type": "click", "x": 1}},
+            n=4,
+        ),
         _m("tool", {"type": "function_call_output", "call_id": "fc_1", "output": "done"}, n=5),
         _m(
             "tool",
@@ -145,13 +169,41 @@ CASES: dict[str, list[dict[str, Any]]] = {
             },
             n=8,
         ),
-        _m("assistant", {"type": "custom_tool_call", "call_id": "ct", "name": "", "input": "raw"}, n=9),
-        _m("tool", {"type": "custom_tool_call_output", "call_id": "ct", "output": {"k": [1, "v"]}}, n=10),
-        _m("assistant", {"type": "shell_call", "call_id": "sh", "action": {"commands": ["ls"]}}, n=11),
-        _m("tool", {"type": "shell_call_output", "call_id": "sh", "output": [{"type": "output_text", "text": "a b"}]}, n=12),
+        _m(
+            "assistant",
+            {"type": "custom_tool_call", "call_id": "ct", "name": "", "input": "raw"},
+            n=9,
+        ),
+        _m(
+            "tool",
+            {"type": "custom_tool_call_output", "call_id": "ct", "output": {"k": [1, "v"]}},
+            n=10,
+        ),
+        _m(
+            "assistant",
+            {"type": "shell_call", "call_id": "sh", "action": {"commands": ["ls"]}},
+            n=11,
+        ),
+        _m(
+            "tool",
+            {
+                "type": "shell_call_output",
+                "call_id": "sh",
+                "output": [{"type": "output_text", "text": "a b"}],
+            },
+            n=12,
+        ),
     ],
     "claude code transcript": [
-        _m("user", {"type": "user", "uuid": "u1", "sessionId": "s", "message": {"role": "user", "content": "hello"}}),
+        _m(
+            "user",
+            {
+                "type": "user",
+                "uuid": "u1",
+                "sessionId": "s",
+                "message": {"role": "user", "content": "hello"},
+            },
+        ),
         _m(
             "assistant",
             {
@@ -162,7 +214,12 @@ CASES: dict[str, list[dict[str, Any]]] = {
                     "role": "assistant",
                     "content": [
                         {"type": "text", "text": "reading"},
-                        {"type": "tool_use", "id": "t1", "name": "Read", "input": {"path": "a.txt"}},
+                        {
+                            "type": "tool_use",
+                            "id": "t1",
+                            "name": "Read",
+                            "input": {"path": "a.txt"},
+                        },
                     ],
                 },
             },
@@ -173,7 +230,12 @@ CASES: dict[str, list[dict[str, Any]]] = {
             {
                 "type": "user",
                 "uuid": "u3",
-                "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "text of a"}]},
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": "t1", "content": "text of a"}
+                    ],
+                },
             },
             n=2,
         ),
@@ -181,7 +243,15 @@ CASES: dict[str, list[dict[str, Any]]] = {
         _m("assistant", {"type": "agent_metadata", "agent": "x"}, n=4),
     ],
     "unknown blocks kept": [
-        _m("user", [{"type": "document", "source": {"type": "text", "data": "doc"}}, {"kind": "no type"}, 5, None]),
+        _m(
+            "user",
+            [
+                {"type": "document", "source": {"type": "text", "data": "doc"}},
+                {"kind": "no type"},
+                5,
+                None,
+            ],
+        ),
         _m("assistant", [{"type": "text", "text": ""}], n=1),
         _m("assistant", [{"type": "text", "text": 7}], n=2),
     ],
