@@ -19,9 +19,9 @@ src_crewai := packages/crewai-glue/src
 src_server := packages/server/src
 
 
-.PHONY: uv services browser test-web install install-tools demo test lint typecheck bench bench-memory bench-cli $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services browser test-web install install-tools install-ts test-ts demo test lint typecheck bench bench-memory bench-cli $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
-install: $(addprefix install-,$(PACKAGES)) install-tools
+install: $(addprefix install-,$(PACKAGES)) install-tools install-ts
 
 uv:
 	@$(UV) --version >/dev/null 2>&1 || $(PY) -m pip install -q "uv==0.13.9"
@@ -95,6 +95,18 @@ test-web: install-server services browser
 	@echo "==> tests/web in .venvs/server (chromium $$(/usr/bin/chromium --version | cut -d' ' -f2))"
 	@.venvs/server/bin/pytest tests/web -q -p no:cacheprovider
 
+# packages/client-ts, the TypeScript client (@convostore/client): Node 18+ and npm, its one dev
+# dependency (typescript) pinned in package-lock.json. Its tests (node's own runner) build it
+# with tsc --strict and drive a real convostore-server from .venvs/server on SQLite.
+install-ts:
+	@[ -n "$(SKIP_INSTALL)" ] || { command -v npm >/dev/null 2>&1 || { echo "make install-ts: npm is missing: install Node.js 18 or later (with npm)"; exit 1; }; }
+	@[ -n "$(SKIP_INSTALL)" ] || echo "==> packages/client-ts: npm ci"
+	@[ -n "$(SKIP_INSTALL)" ] || (cd packages/client-ts && npm ci --no-audit --no-fund --loglevel=error)
+
+test-ts: install-ts install-server
+	@echo "==> packages/client-ts: tsc --strict, then node --test against convostore-server"
+	@cd packages/client-ts && npm test --silent
+
 # The convostore command (core distribution) is tested with the core: tests/cli.
 tests_core := tests/core tests/cli
 
@@ -124,7 +136,7 @@ test-docs: install services
 # PostgreSQL, subprocesses and the browser as much as on the 2 cores), each in a sub-make whose
 # verdict is kept in .verdicts/. Each one's output is printed whole when it ends (GNU make's
 # --output-sync); a table of every verdict ends the run, whose status fails if any failed.
-SUITES := $(addprefix test-,$(PACKAGES)) test-web test-docs docs test-dist
+SUITES := $(addprefix test-,$(PACKAGES)) test-ts test-web test-docs docs test-dist
 CHECKS := lint typecheck $(SUITES)
 .PHONY: $(addprefix verdict-,$(CHECKS))
 test: install services

@@ -1,0 +1,193 @@
+// Every error class the server can make the client raise, each from a real server response;
+// bad arguments refused before any request, in the Python side's words.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+
+import {
+  AuthenticationError,
+  ClosedError,
+  ContentTooLargeError,
+  ConversationNotFoundError,
+  ConvostoreClient,
+  ConvostoreError,
+  MemoryEntryNotFoundError,
+  MemoryPathConflictError,
+  MemoryQuotaExceededError,
+  MemoryStoreNotFoundError,
+  MemoryValidationError,
+  MemoryVersionConflictError,
+  MemoryVersionNotFoundError,
+  MessageIdConflictError,
+  MessageNotFoundError,
+  NotFoundError,
+  PermissionDeniedError,
+  StorageError,
+} from "@convostore/client";
+import { newId, startServer } from "./served.mjs";
+
+let server;
+let alice;
+let bob;
+
+before(async () => {
+  server = await startServer({ extra: ["--max-body-bytes", "2000000"] });
+  alice = new ConvostoreClient({ baseUrl: server.base, token: server.tokens.alice });
+  bob = new ConvostoreClient({ baseUrl: server.base, token: server.tokens.bob });
+});
+
+after(async () => {
+  await server?.stop();
+});
+
+/** `call` rejects with an instance of `cls` (and not of a sibling class). */
+async function raises(call, cls, fields = {}) {
+  const error = await call().then(
+    () => assert.fail(`expected ${cls.name}`),
+    (e) => e,
+  );
+  assert.equal(error.constructor, cls, `${error.constructor.name}: ${error.message}`);
+  assert.ok(error instanceof ConvostoreError);
+  for (const [key, value] of Object.entries(fields)) assert.deepEqual(error[key], value, key);
+  return error;
+}
+
+describe("errors from the server's answers", () => {
+  test("MemoryValidationError (400) with the server's argument", async () => {
+    const conversationId = newId();
+    const messageId = await alice.appendMessage({ conversationId, role: "user", content: "x" });
+    const error = await raises(() => alice.updateMessage({ conversationId, messageId }), MemoryValidationError, {
+      status: 400,
+      code: "invalid_argument",
+    });
+    assert.match(error.message, /update_message needs content, metadata or both/);
+    const cursor = await raises(
+      () => alice.getMessages({ conversationId, after: "msg_not_in_it" }),
+      MemoryValidationError,
+      { status: 400 },
+    );
+    assert.match(cursor.message, /^after: no message 'msg_not_in_it' in conversation/);
+  });
+
+  test("ContentTooLargeError (413)", async () => {
+    await raises(
+      () => alice.appendMessage({ conversationId: newId(), role: "user", content: "x".repeat(3_000_000) }),
+      ContentTooLargeError,
+      { status: 413, code: "too_large" },
+    );
+  });
+
+  test("AuthenticationError (401) and PermissionDeniedError (403)", async () => {
+    const stranger = new ConvostoreClient({ baseUrl: server.base, token: "not-a-token" });
+    await raises(() => stranger.listConversations(), AuthenticationError, { status: 401, code: "unauthenticated" });
+    await raises(() => new ConvostoreClient({ baseUrl: server.base }).me(), AuthenticationError);
+    await raises(() => alice.listConversations({ userId: "bob" }), PermissionDeniedError, {
+      status: 403,
+      argument: "userId",
+    });
+  });
+
+  test("ConversationNotFoundError and MessageNotFoundError (404)", async () => {
+    const conversationId = newId();
+    await alice.appendMessage({ conversationId, role: "user", content: "alice's" });
+    // Another user's conversation answers as a missing one.
+    await raises(() => bob.appendMessage({ conversationId, role: "user", content: "x" }), ConversationNotFoundError, {
+      status: 404,
+      code: "not_found",
+    });
+    await raises(
+      () => alice.updateMessage({ conversationId, messageId: "msg_missing", content: "y" }),
+      MessageNotFoundError,
+    );
+    assert.ok(MessageNotFoundError.prototype instanceof NotFoundError);
+  });
+
+  test("MessageIdConflictError (409)", async () => {
+    const conversationId = newId();
+    await alice.appendMessage({ conversationId, role: "user", content: "one", messageId: "m-1" });
+    await raises(
+      () => alice.appendMessage({ conversationId, role: "user", content: "another", messageId: "m-1" }),
+      MessageIdConflictError,
+      { status: 409, code: "message_id_conflict" },
+    );
+  });
+
+  test("MemoryQuotaExceededError (409) past 10,000 messages", async () => {
+    const conversationId = newId("full");
+    const messages = Array.from({ length: 10_000 }, (_, i) => ({ role: "user", content: `${i}` }));
+    const ids = await alice.appendMessages({ conversationId, messages });
+    assert.equal(ids.length, 10_000);
+    await raises(() => alice.appendMessage({ conversationId, role: "user", content: "one more" }), MemoryQuotaExceededError, {
+      status: 409,
+      code: "quota_exceeded",
+    });
+  });
+
+  test("memory stores: MemoryStoreNotFoundError, MemoryEntryNotFoundError, MemoryVersionNotFoundError, MemoryPathConflictError, MemoryVersionConflictError", async () => {
+    await raises(() => alice.getMemoryStore({ memoryStoreId: "memstore_missing" }), MemoryStoreNotFoundError, { status: 404 });
+    const store = await alice.createMemoryStore({ name: "errors" });
+    const { memoryStoreId } = store;
+    await raises(() => bob.getMemoryStore({ memoryStoreId }), MemoryStoreNotFoundError);
+    await raises(() => alice.getMemory({ memoryStoreId, entryId: "mem_missing" }), MemoryEntryNotFoundError);
+    await raises(() => alice.getMemoryVersion({ memoryStoreId, versionId: "memver_missing" }), MemoryVersionNotFoundError);
+    const entry = await alice.createMemory({ memoryStoreId, path: "a.md", content: "v1" });
+    await raises(() => alice.createMemory({ memoryStoreId, path: "a.md", content: "again" }), MemoryPathConflictError, {
+      status: 409,
+      code: "path_conflict",
+    });
+    await alice.updateMemory({ memoryStoreId, entryId: entry.entryId, content: "v2", version: 1 });
+    await raises(
+      () => alice.updateMemory({ memoryStoreId, entryId: entry.entryId, content: "stale", version: 1 }),
+      MemoryVersionConflictError,
+      { status: 409, code: "version_conflict", currentVersion: 2 },
+    );
+  });
+
+  test("StorageError: a server that cannot be reached, with the cause", async () => {
+    const closed = new ConvostoreClient({ baseUrl: "http://127.0.0.1:9", token: "t" });
+    const error = await raises(() => closed.listConversations(), StorageError);
+    assert.ok(error.cause instanceof Error, "the network error is chained");
+    assert.equal(error.status, undefined);
+  });
+
+  test("ClosedError after close(), before any request", async () => {
+    const client = new ConvostoreClient({ baseUrl: server.base, token: server.tokens.alice });
+    client.close();
+    await raises(() => client.me(), ClosedError);
+  });
+});
+
+describe("bad arguments are refused before any request", () => {
+  const calls = [];
+  const recording = new ConvostoreClient({
+    baseUrl: "http://127.0.0.1:9",
+    fetch: async (url) => {
+      calls.push(url);
+      throw new Error("no request should be made");
+    },
+  });
+  const cases = [
+    ["a limit of 0", () => recording.getMessages({ conversationId: "c", limit: 0 }), "limit must be between 1 and 100, got 0", "limit"],
+    ["a limit of 101", () => recording.listConversations({ limit: 101 }), "limit must be between 1 and 100, got 101", "limit"],
+    ["a limit that is not an int", () => recording.getMessages({ conversationId: "c", limit: 1.5 }), "limit must be an int, got 1.5", "limit"],
+    ["after with before", () => recording.getMessages({ conversationId: "c", after: "a", before: "b" }), "after and before are mutually exclusive; pass one of them", undefined],
+    ["after with before (conversations)", () => recording.listConversations({ after: "a", before: "b" }), "after and before are mutually exclusive; pass one of them", undefined],
+    ["an order", () => recording.getMessages({ conversationId: "c", order: "up" }), "order must be 'asc' or 'desc', got 'up'", "order"],
+    ["a non-string id", () => recording.getMessages({ conversationId: 42 }), "conversationId must be a string, got number", "conversationId"],
+    ["an empty id", () => recording.appendMessage({ conversationId: "", role: "user", content: "x" }), "conversationId must be 1 to 256 bytes of UTF-8, got 0 bytes", "conversationId"],
+    ["an id over 256 bytes", () => recording.deleteConversation({ conversationId: "é".repeat(129) }), "conversationId must be 1 to 256 bytes of UTF-8, got 258 bytes", "conversationId"],
+    ["a NUL in an id", () => recording.getConversation({ conversationId: "a\u0000b" }), "conversationId must not contain NUL characters", "conversationId"],
+    ["a lone surrogate in an id", () => recording.getConversation({ conversationId: "a\ud800" }), "conversationId is not valid UTF-8 (lone surrogate)", "conversationId"],
+    ["a role", () => recording.appendMessage({ conversationId: "c", role: "bot", content: "x" }), "role must be one of user, assistant, system, tool; got 'bot'", "role"],
+    ["content", () => recording.appendMessage({ conversationId: "c", role: "user", content: 5 }), "content must be a string, an array or an object, got number", "content"],
+    ["metadata", () => recording.updateConversation({ conversationId: "c", metadata: [1] }), "metadata must be an object, got array", "metadata"],
+    ["a version", () => recording.updateMemory({ memoryStoreId: "s", entryId: "e", version: 0, content: "x" }), "version must be between 1 and 9007199254740991, got 0", "version"],
+  ];
+  for (const [what, call, message, argument] of cases) {
+    test(what, async () => {
+      const error = await raises(call, MemoryValidationError, { argument });
+      assert.equal(error.message, message);
+      assert.equal(error.status, undefined);
+      assert.deepEqual(calls, []);
+    });
+  }
+});

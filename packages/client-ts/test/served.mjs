@@ -1,0 +1,89 @@
+// A real convostore-server for the tests: the server environment's `convostore-server` on a
+// free loopback port, its own SQLite file (or a PostgreSQL schema) and a token for alice, bob
+// and an admin.
+import { spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
+export const SERVER_BIN =
+  process.env.CONVOSTORE_SERVER_BIN ?? join(ROOT, ".venvs", "server", "bin", "convostore-server");
+export const SERVER_PYTHON = join(ROOT, ".venvs", "server", "bin", "python");
+
+function freePort() {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => done(port));
+    });
+  });
+}
+
+function token(role) {
+  const value = randomBytes(32).toString("base64url");
+  return [value, `${createHash("sha256").update(value).digest("hex")} ${role}`];
+}
+
+/** Start a server; `extra` are more command-line options. `stop()` ends it. */
+export async function startServer({ url, extra = [] } = {}) {
+  if (!existsSync(SERVER_BIN)) {
+    throw new Error(`${SERVER_BIN} is missing: run \`make install-server\` first`);
+  }
+  const dir = mkdtempSync(join(tmpdir(), "convostore-client-ts-"));
+  const tokens = {};
+  const lines = [];
+  for (const [who, role] of [["alice", "user alice"], ["bob", "user bob"], ["admin", "admin"]]) {
+    const [value, line] = token(role);
+    tokens[who] = value;
+    lines.push(line);
+  }
+  writeFileSync(join(dir, "tokens.txt"), lines.join("\n") + "\n");
+  const port = await freePort();
+  const storeUrl = url ?? `sqlite:///${join(dir, "store.db")}`;
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("CONVOSTORE_")));
+  const args = ["--url", storeUrl, "--port", String(port), "--tokens", join(dir, "tokens.txt"), "--no-access-log", ...extra];
+  const logPath = join(dir, "server.log");
+  const { openSync } = await import("node:fs");
+  const out = openSync(logPath, "w");
+  const child = spawn(SERVER_BIN, args, { cwd: dir, env, stdio: ["ignore", out, out] });
+  let exited = null;
+  const exit = new Promise((done) => child.once("exit", (code, signal) => done((exited = code ?? signal))));
+  const base = `http://127.0.0.1:${port}`;
+  // Poll a real endpoint until the app answers (whatever the status) or the process exits.
+  for (;;) {
+    if (exited !== null) throw new Error(`the server exited (${exited}):\n${readFileSync(logPath, "utf8")}`);
+    try {
+      const response = await fetch(`${base}/me`);
+      if (response.status < 500) break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    base,
+    tokens,
+    storeUrl,
+    log: () => readFileSync(logPath, "utf8"),
+    async stop() {
+      if (exited === null) {
+        child.kill("SIGTERM");
+        await exit;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+let counter = 0;
+/** A fresh conversation id. */
+export function newId(prefix = "c") {
+  counter += 1;
+  return `${prefix}-${process.pid}-${counter}-${randomBytes(3).toString("hex")}`;
+}
