@@ -286,7 +286,8 @@ export class ConvostoreClient {
   events(args: InConversation & StreamOptions): AsyncGenerator<ConversationEvent, void, undefined> {
     const query = asUser(args);
     const path = conversationPath(args, query, "/events");
-    if (args.after !== undefined) checkInt("after", Number(args.after), 0, Number.MAX_SAFE_INTEGER);
+    if (typeof args.after === "number") checkInt("after", args.after, 0, Number.MAX_SAFE_INTEGER);
+    else if (args.after !== undefined) checkText("after", args.after);
     return streamEvents(this.http, path, query, args);
   }
 
