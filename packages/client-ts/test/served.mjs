@@ -1,7 +1,7 @@
 // A real convostore-server for the tests: the server environment's `convostore-server` on a
 // free loopback port, its own SQLite file (or a PostgreSQL schema) and a token for alice, bob
 // and an admin.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -28,6 +28,52 @@ function freePort() {
 function token(role) {
   const value = randomBytes(32).toString("base64url");
   return [value, `${createHash("sha256").update(value).digest("hex")} ${role}`];
+}
+
+const PG_URL = process.env.CONVOSTORE_TEST_PG ?? "postgresql://postgres@127.0.0.1:5432/test";
+
+/** Run `code` in the server environment's Python with PG_URL as sys.argv[1]. */
+function pg(code, ...args) {
+  return spawnSync(SERVER_PYTHON, ["-c", `import sys, psycopg\n${code}`, PG_URL, ...args], { encoding: "utf8" });
+}
+
+/** Why PostgreSQL cannot be used here, or null when it can. Under CI=true it must be. */
+export function pgUnreachable() {
+  const probe = pg("psycopg.connect(sys.argv[1], connect_timeout=3).close()");
+  if (probe.status === 0) return null;
+  const reason = `PostgreSQL unreachable at ${PG_URL}: ${(probe.stderr || String(probe.error)).trim().split("\n").pop()}`;
+  if (process.env.CI === "true") throw new Error(reason);
+  return reason;
+}
+
+/** A PostgreSQL URL whose search_path is a fresh schema, and how to drop it. */
+function pgSchema() {
+  const schema = `t_ts_${randomBytes(6).toString("hex")}`;
+  const made = pg("psycopg.connect(sys.argv[1], autocommit=True).execute(f'CREATE SCHEMA {sys.argv[2]}')", schema);
+  if (made.status !== 0) throw new Error(`CREATE SCHEMA failed: ${made.stderr}`);
+  const sep = PG_URL.includes("?") ? "&" : "?";
+  return {
+    url: `${PG_URL}${sep}options=${encodeURIComponent(`-csearch_path=${schema}`)}`,
+    drop: () => pg("psycopg.connect(sys.argv[1], autocommit=True).execute(f'DROP SCHEMA IF EXISTS {sys.argv[2]} CASCADE')", schema),
+  };
+}
+
+/** Start a server on `backend` ("sqlite", a fresh file; "postgresql", a fresh schema). */
+export async function startOn(backend, options = {}) {
+  if (backend === "sqlite") return startServer(options);
+  const schema = pgSchema();
+  try {
+    const server = await startServer({ ...options, url: schema.url });
+    const stop = server.stop;
+    server.stop = async () => {
+      await stop();
+      schema.drop();
+    };
+    return server;
+  } catch (error) {
+    schema.drop();
+    throw error;
+  }
 }
 
 /** Start a server; `extra` are more command-line options. `stop()` ends it. */
