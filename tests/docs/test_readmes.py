@@ -31,6 +31,8 @@ READMES = {
     "packages/claude-session/README.md": "claude",
     "packages/crewai-glue/README.md": "crewai",
     "packages/server/README.md": "server",
+    # no ```python block: its ```js blocks run in packages/client-ts/test/readme.test.mjs
+    "packages/client-ts/README.md": "server",
 }
 EXCERPT = re.compile(r"# excerpt of (examples/[\w-]+\.py)\b.*")
 NOQA = re.compile(r"\s*# noqa\b.*$")

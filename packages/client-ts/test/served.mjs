@@ -77,14 +77,14 @@ export async function startOn(backend, options = {}) {
 }
 
 /** Start a server; `extra` are more command-line options. `stop()` ends it. */
-export async function startServer({ url, extra = [] } = {}) {
+export async function startServer({ url, extra = [], users = ["alice", "bob"] } = {}) {
   if (!existsSync(SERVER_BIN)) {
     throw new Error(`${SERVER_BIN} is missing: run \`make install-server\` first`);
   }
   const dir = mkdtempSync(join(tmpdir(), "convostore-client-ts-"));
   const tokens = {};
   const lines = [];
-  for (const [who, role] of [["alice", "user alice"], ["bob", "user bob"], ["admin", "admin"]]) {
+  for (const [who, role] of [...users.map((u) => [u, `user ${u}`]), ["admin", "admin"]]) {
     const [value, line] = token(role);
     tokens[who] = value;
     lines.push(line);
