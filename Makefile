@@ -19,7 +19,7 @@ src_crewai := packages/crewai-glue/src
 src_server := packages/server/src
 
 
-.PHONY: uv services browser test-web install install-tools install-ts test-ts demo test lint typecheck bench bench-memory bench-cli $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services browser test-web install install-tools install-ts test-ts bench-ts demo test lint typecheck bench bench-memory bench-cli $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES)) install-tools install-ts
 
@@ -163,6 +163,13 @@ $(addprefix bench-,$(BENCHES)): bench-%: install-% services
 	.venvs/$*/bin/python benchmarks/$*_bench.py --markdown benchmarks/results/$*.md
 	@.venvs/core/bin/python benchmarks/report.py
 
+# The TypeScript client against a bare fetch of the same endpoints, from Node.
+bench-ts: install-ts install-server
+	@echo "==> benchmarks/client_ts_bench.py (Node) -> benchmarks/results/client_ts.md"
+	@cd packages/client-ts && npm run build --silent
+	.venvs/server/bin/python benchmarks/client_ts_bench.py --markdown benchmarks/results/client_ts.md
+	@.venvs/core/bin/python benchmarks/report.py
+
 # Memory stores against the LangGraph store on the same database: in the LangGraph environment.
 bench-memory: install-langgraph services
 	@echo "==> benchmarks/memory_bench.py in .venvs/langgraph -> benchmarks/results/memory.md"
@@ -175,4 +182,4 @@ bench-cli: install-core services
 	.venvs/core/bin/python benchmarks/cli_bench.py --markdown benchmarks/results/cli.md
 	@.venvs/core/bin/python benchmarks/report.py
 
-bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli
+bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli bench-ts
