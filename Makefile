@@ -53,9 +53,10 @@ example:
 
 # Every package's sdist and wheel, for installing one adapter before they are published:
 # pip install --find-links dist convostore-langgraph
-dist: uv
-	@echo "==> dist/: every package's sdist and wheel"
+dist: uv install-ts
+	@echo "==> dist/: every package's sdist and wheel, and the TypeScript client's npm tarball"
 	@rm -rf dist && $(UV) build -q --all-packages -o dist
+	@cd packages/client-ts && npm run build --silent && npm pack --silent --pack-destination ../../dist >/dev/null
 
 test-dist: install-core dist
 	@echo "==> each adapter installed alone from dist/ into an empty environment, its example run"
