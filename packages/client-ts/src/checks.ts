@@ -103,3 +103,38 @@ export function checkContent(name: string, value: unknown): unknown {
   if (typeof value === "string" || (typeof value === "object" && value !== null)) return value;
   throw invalid(`${name} must be a string, an array or an object, got ${typeName(value)}`, name);
 }
+
+class NotJson extends Error {}
+
+function strictly(this: unknown, _key: string, value: unknown): unknown {
+  if (typeof value === "number" && !Number.isFinite(value)) {
+    throw new NotJson(`${value} is not valid JSON (NaN and Infinity)`);
+  }
+  if (typeof value === "function" || typeof value === "symbol") {
+    throw new NotJson(`a ${typeof value} is not JSON`);
+  }
+  return value;
+}
+
+/** `value` as JSON, or a MemoryValidationError naming `name`: what JSON would alter (NaN,
+ * Infinity, functions) or cannot hold (cycles, BigInt, nesting deeper than the stack). */
+export function encodeJson(name: string, value: unknown): string {
+  try {
+    return JSON.stringify(value, strictly);
+  } catch (error) {
+    if (error instanceof NotJson) throw invalid(`${name}: ${error.message}`, name);
+    if (error instanceof RangeError) throw invalid(`${name}: nested too deep for JSON`, name);
+    const why = error instanceof Error ? error.message : String(error);
+    throw invalid(`${name}: not JSON-serializable (${why})`, name);
+  }
+}
+
+/** A JSON object of `fields` (undefined ones left out), each encoded by `encodeJson` under the
+ * name `label(key)`. */
+export function encodeObject(fields: Record<string, unknown>, label: (key: string) => string = (k) => k): string {
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(fields)) {
+    if (value !== undefined) parts.push(`${JSON.stringify(key)}:${encodeJson(label(key), value)}`);
+  }
+  return `{${parts.join(",")}}`;
+}

@@ -15,6 +15,7 @@ import {
   checkOrder,
   checkRole,
   checkText,
+  encodeObject,
 } from "./checks.js";
 import { toAnthropicMessages, toOpenAIInput } from "./converters.js";
 import { NotFoundError } from "./errors.js";
@@ -165,7 +166,7 @@ export class ConvostoreClient {
     if (metadata !== undefined) body["metadata"] = metadata;
     const mid = checkOptionalId("messageId", args.messageId);
     if (mid !== undefined) body["messageId"] = mid;
-    const answer = (await this.http.json("POST", path, { query, body })) as { messageId: string };
+    const answer = (await this.http.json("POST", path, { query, json: encodeObject(body) })) as { messageId: string };
     return answer.messageId;
   }
 
@@ -188,7 +189,8 @@ export class ConvostoreClient {
     const headers: Record<string, string> = {};
     const key = checkOptionalId("idempotencyKey", args.idempotencyKey);
     if (key !== undefined) headers["Idempotency-Key"] = key;
-    const answer = (await this.http.json("POST", path, { query, body: { messages }, headers })) as {
+    const json = `{"messages":[${messages.map((m, i) => encodeObject(m, (k) => `messages[${i}].${k}`)).join(",")}]}`;
+    const answer = (await this.http.json("POST", path, { query, json, headers })) as {
       messageIds: string[];
     };
     return answer.messageIds;
@@ -229,7 +231,7 @@ export class ConvostoreClient {
     if (args.content !== undefined) body["content"] = checkContent("content", args.content);
     const metadata = checkMetadata("metadata", args.metadata);
     if (metadata !== undefined) body["metadata"] = metadata;
-    return wire.message(await this.http.json("PATCH", path, { query, body }));
+    return wire.message(await this.http.json("PATCH", path, { query, json: encodeObject(body) }));
   }
 
   /** Delete one message (a missing one: nothing happens). */
@@ -272,7 +274,7 @@ export class ConvostoreClient {
     const path = conversationPath(args, query);
     const metadata = checkMetadata("metadata", args.metadata);
     if (metadata === undefined) checkMetadata("metadata", "missing");
-    return wire.conversation(await this.http.json("PATCH", path, { query, body: { metadata } }));
+    return wire.conversation(await this.http.json("PATCH", path, { query, json: encodeObject({ metadata }) }));
   }
 
   /** Delete the conversation and its messages (irrecoverable; a missing one: nothing). */
@@ -324,7 +326,7 @@ export class ConvostoreClient {
     const metadata = checkMetadata("metadata", args.metadata);
     if (metadata !== undefined) body["metadata"] = metadata;
     const query = asUser(args);
-    return wire.memoryStore(await this.http.json("POST", "/memory_stores", { query, body }));
+    return wire.memoryStore(await this.http.json("POST", "/memory_stores", { query, json: encodeObject(body) }));
   }
 
   async listMemoryStores(
@@ -349,7 +351,7 @@ export class ConvostoreClient {
   async createMemory(args: InStore & { path: string; content: string }): Promise<MemoryEntry> {
     const query = asUser(args);
     const body = { path: checkText("path", args.path), content: checkText("content", args.content) };
-    return wire.memoryEntry(await this.http.json("POST", storePath(args, "/memories"), { query, body }));
+    return wire.memoryEntry(await this.http.json("POST", storePath(args, "/memories"), { query, json: encodeObject(body) }));
   }
 
   /** Live entries by path, without their content. */
@@ -379,7 +381,7 @@ export class ConvostoreClient {
     const body: Record<string, unknown> = { version: checkInt("version", args.version, 1, Number.MAX_SAFE_INTEGER) };
     if (args.content != null) body["content"] = checkText("content", args.content);
     if (args.path != null) body["path"] = checkText("path", args.path);
-    return wire.memoryEntry(await this.http.json("PUT", entryPath(args), { query, body }));
+    return wire.memoryEntry(await this.http.json("PUT", entryPath(args), { query, json: encodeObject(body) }));
   }
 
   /** Delete the entry (only at `version`, when given); the deletion's version. */

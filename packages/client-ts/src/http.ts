@@ -8,7 +8,8 @@ export type Query = Record<string, string | number | readonly string[] | undefin
 
 export interface RequestOptions {
   query?: Query;
-  body?: unknown;
+  /** The request's JSON body, encoded (`encodeObject`). */
+  json?: string;
   headers?: Record<string, string>;
   signal?: AbortSignal | undefined;
 }
@@ -58,9 +59,9 @@ export class Http {
     const headers: Record<string, string> = { ...this.headers, ...options.headers };
     if (this.token !== undefined) headers["Authorization"] = `Bearer ${this.token}`;
     const init: RequestInit = { method, headers };
-    if (options.body !== undefined) {
+    if (options.json !== undefined) {
       headers["Content-Type"] = "application/json";
-      init.body = JSON.stringify(options.body);
+      init.body = options.json;
     }
     if (options.signal !== undefined) init.signal = options.signal;
     let response: Response;

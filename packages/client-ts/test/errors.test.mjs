@@ -66,6 +66,13 @@ describe("errors from the server's answers", () => {
       { status: 400 },
     );
     assert.match(cursor.message, /^after: no message 'msg_not_in_it' in conversation/);
+    // Nesting JSON can carry but the store refuses (deeper than 900 levels): the server says so.
+    const nested = await raises(
+      () => alice.appendMessage({ conversationId, role: "user", content: deep(1000) }),
+      MemoryValidationError,
+      { status: 400 },
+    );
+    assert.match(nested.message, /nested/);
   });
 
   test("ContentTooLargeError (413)", async () => {
@@ -156,6 +163,18 @@ describe("errors from the server's answers", () => {
   });
 });
 
+function cyclic() {
+  const value = { a: [] };
+  value.a.push(value);
+  return value;
+}
+
+function deep(levels) {
+  let value = "bottom";
+  for (let i = 0; i < levels; i++) value = [value];
+  return value;
+}
+
 describe("bad arguments are refused before any request", () => {
   const calls = [];
   const recording = new ConvostoreClient({
@@ -181,11 +200,22 @@ describe("bad arguments are refused before any request", () => {
     ["content", () => recording.appendMessage({ conversationId: "c", role: "user", content: 5 }), "content must be a string, an array or an object, got number", "content"],
     ["metadata", () => recording.updateConversation({ conversationId: "c", metadata: [1] }), "metadata must be an object, got array", "metadata"],
     ["a version", () => recording.updateMemory({ memoryStoreId: "s", entryId: "e", version: 0, content: "x" }), "version must be between 1 and 9007199254740991, got 0", "version"],
+    ["a huge limit", () => recording.getMessages({ conversationId: "c", limit: 2 ** 80 }), "limit must be an int, got 1.2089258196146292e+24", "limit"],
+    ["an infinite limit", () => recording.getMessages({ conversationId: "c", limit: Infinity }), "limit must be an int, got Infinity", "limit"],
+    ["NaN in metadata", () => recording.appendMessage({ conversationId: "c", role: "user", content: "x", metadata: { n: NaN } }), "metadata: NaN is not valid JSON (NaN and Infinity)", "metadata"],
+    ["Infinity in content", () => recording.updateMessage({ conversationId: "c", messageId: "m", content: [1, -Infinity] }), "content: -Infinity is not valid JSON (NaN and Infinity)", "content"],
+    ["a function in metadata", () => recording.updateConversation({ conversationId: "c", metadata: { f() {} } }), "metadata: a function is not JSON", "metadata"],
+    ["a BigInt in content", () => recording.appendMessage({ conversationId: "c", role: "user", content: { n: 10n } }), /^content: not JSON-serializable \(.*BigInt/, "content"],
+    ["a cycle in content", () => recording.appendMessage({ conversationId: "c", role: "user", content: cyclic() }), /^content: not JSON-serializable \(.*circular/, "content"],
+    ["content nested deeper than the stack", () => recording.appendMessage({ conversationId: "c", role: "user", content: deep(200_000) }), "content: nested too deep for JSON", "content"],
+    ["a batch's message, named by its place", () => recording.appendMessages({ conversationId: "c", messages: [{ role: "user", content: "ok" }, { role: "user", content: "x", metadata: { n: NaN } }] }), "messages[1].metadata: NaN is not valid JSON (NaN and Infinity)", "messages[1].metadata"],
+    ["a batch's role", () => recording.appendMessages({ conversationId: "c", messages: [{ role: "robot", content: "x" }] }), "messages[0].role must be one of user, assistant, system, tool; got 'robot'", "messages[0].role"],
   ];
   for (const [what, call, message, argument] of cases) {
     test(what, async () => {
       const error = await raises(call, MemoryValidationError, { argument });
-      assert.equal(error.message, message);
+      if (message instanceof RegExp) assert.match(error.message, message);
+      else assert.equal(error.message, message);
       assert.equal(error.status, undefined);
       assert.deepEqual(calls, []);
     });
