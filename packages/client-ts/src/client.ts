@@ -141,9 +141,11 @@ export class ConvostoreClient {
     this.http = new Http(options.baseUrl, options.token, fetchImpl, options.headers ?? {});
   }
 
-  /** Refuse every call from now on (`ClosedError`); open event streams end at their next read. */
+  /** Refuse every call from now on (`ClosedError`) and end the open event streams (their
+   * iterations finish). */
   close(): void {
     this.http.closed = true;
+    for (const stop of this.http.streams) stop.abort();
   }
 
   /** Who the token is for. */

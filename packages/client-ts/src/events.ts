@@ -117,8 +117,9 @@ export async function* streamEvents(
   const stop = new AbortController();
   const outer = options.signal;
   const forward = (): void => stop.abort();
-  if (outer?.aborted) return;
+  if (outer?.aborted || http.closed) return;
   outer?.addEventListener("abort", forward);
+  http.streams.add(stop);
   let lastId = options.after === undefined ? undefined : String(options.after);
   let retryMs = options.retryMs ?? 1000;
   const maxRetries = options.maxRetries ?? 5;
@@ -161,6 +162,7 @@ export async function* streamEvents(
     }
   } finally {
     outer?.removeEventListener("abort", forward);
+    http.streams.delete(stop);
     stop.abort();
   }
 }

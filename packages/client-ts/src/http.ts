@@ -34,6 +34,8 @@ export class Http {
   private readonly fetchImpl: Fetch;
   private readonly headers: Record<string, string>;
   closed = false;
+  /** The open event streams' stops, which `close()` pulls. */
+  readonly streams = new Set<AbortController>();
 
   constructor(baseUrl: string, token: string | undefined, fetchImpl: Fetch, headers: Record<string, string>) {
     this.baseUrl = baseUrl.replace(/\/+$/, "");

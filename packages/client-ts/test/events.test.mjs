@@ -112,6 +112,15 @@ for (const backend of ["sqlite", "postgresql"]) {
       assert.deepEqual(await pending, { value: undefined, done: true });
     });
 
+    test("close() ends the open event streams", async () => {
+      const client = new ConvostoreClient({ baseUrl: server.base, token: server.tokens.alice });
+      const stream = client.events({ conversationId: newId("closing") });
+      const pending = stream.next();
+      setTimeout(() => client.close(), 100);
+      assert.deepEqual(await pending, { value: undefined, done: true });
+      assert.deepEqual(await client.events({ conversationId: "c" }).next(), { value: undefined, done: true });
+    });
+
     test("a refused subscription is thrown, not retried", async () => {
       const stranger = new ConvostoreClient({ baseUrl: server.base, token: "wrong" });
       await assert.rejects(stranger.events({ conversationId: "c" }).next(), { name: "AuthenticationError" });
