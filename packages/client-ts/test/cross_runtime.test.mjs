@@ -8,10 +8,10 @@ import { fileURLToPath } from "node:url";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 
 import { ConvostoreClient } from "@convostore/client";
-import { SERVER_PYTHON, startServer } from "./served.mjs";
+import { SERVER_PYTHON, pgSchema, pgUnreachable, startOn } from "./served.mjs";
 
 const SESSION = fileURLToPath(new URL("./python_session.py", import.meta.url));
 const STEPS = [
@@ -59,32 +59,44 @@ function python(args, input) {
   return JSON.parse(done.stdout);
 }
 
-let server;
-let dir;
+const pgSkip = pgUnreachable();
 
-before(async () => {
-  server = await startServer();
-  dir = mkdtempSync(join(tmpdir(), "convostore-python-side-"));
-});
+for (const backend of ["sqlite", "postgresql"]) {
+  describe(`on ${backend}`, { skip: backend === "postgresql" ? pgSkip ?? false : false }, () => {
+    let server;
+    let dir;
+    let schema;
 
-after(async () => {
-  await server?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+    before(async () => {
+      server = await startOn(backend);
+      dir = mkdtempSync(join(tmpdir(), "convostore-python-side-"));
+      if (backend === "postgresql") schema = pgSchema();
+    });
 
-test("the same session through this client and the Python store: same answers, same rows", async () => {
-  const client = new ConvostoreClient({ baseUrl: server.base, token: server.tokens.alice });
-  const results = [];
-  for (const { op, args } of STEPS) results.push(await client[op](args));
-  const viaPython = python([`sqlite:///${join(dir, "python.db")}`], JSON.stringify(STEPS));
-  const ours = normalized(results);
-  const theirs = normalized(viaPython.results);
-  assert.equal(ours.length, STEPS.length);
-  STEPS.forEach((step, i) => assert.deepEqual(ours[i], theirs[i], `step ${i}: ${step.op} ${JSON.stringify(step.args)}`));
-  const stored = python([server.storeUrl, "--dump"]).stored;
-  assert.deepEqual(normalized(stored), normalized(viaPython.stored));
-  assert.deepEqual(
-    stored.map((c) => [c.conversation.conversationId, c.messages.length]),
-    [["chat-1", 3], ["chat-2", 0]],
-  );
-});
+    after(async () => {
+      await server?.stop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      schema?.drop();
+    });
+
+    test("the same session through this client and the Python store: same answers, same rows", async () => {
+      const client = new ConvostoreClient({ baseUrl: server.base, token: server.tokens.alice });
+      const results = [];
+      for (const { op, args } of STEPS) results.push(await client[op](args));
+      const url = schema ? schema.url : `sqlite:///${join(dir, "python.db")}`;
+      const viaPython = python([url], JSON.stringify(STEPS));
+      const ours = normalized(results);
+      const theirs = normalized(viaPython.results);
+      assert.equal(ours.length, STEPS.length);
+      STEPS.forEach((step, i) =>
+        assert.deepEqual(ours[i], theirs[i], `step ${i}: ${step.op} ${JSON.stringify(step.args)}`),
+      );
+      const stored = python([server.storeUrl, "--dump"]).stored;
+      assert.deepEqual(normalized(stored), normalized(viaPython.stored));
+      assert.deepEqual(
+        stored.map((c) => [c.conversation.conversationId, c.messages.length]),
+        [["chat-1", 3], ["chat-2", 0]],
+      );
+    });
+  });
+}

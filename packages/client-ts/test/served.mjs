@@ -47,7 +47,7 @@ export function pgUnreachable() {
 }
 
 /** A PostgreSQL URL whose search_path is a fresh schema, and how to drop it. */
-function pgSchema() {
+export function pgSchema() {
   const schema = `t_ts_${randomBytes(6).toString("hex")}`;
   const made = pg("psycopg.connect(sys.argv[1], autocommit=True).execute(f'CREATE SCHEMA {sys.argv[2]}')", schema);
   if (made.status !== 0) throw new Error(`CREATE SCHEMA failed: ${made.stderr}`);
