@@ -92,7 +92,7 @@ browser:
 	@/usr/bin/chromium --version
 
 # The web view in a real browser (Debian's chromium, Playwright) against the real server.
-test-web: install-server services browser
+test-web: install-server install-ts services browser
 	@echo "==> tests/web in .venvs/server (chromium $$(/usr/bin/chromium --version | cut -d' ' -f2))"
 	@.venvs/server/bin/pytest tests/web -q -p no:cacheprovider
 
