@@ -34,7 +34,12 @@ const sides = {
       return r.json();
     },
     client: () =>
-      client.appendMessage({ conversationId: APPENDS, role: "user", content: "a message of a benchmark", metadata: { n: 1 } }),
+      client.appendMessage({
+        conversationId: APPENDS,
+        role: "user",
+        content: "a message of a benchmark",
+        metadata: { n: 1 },
+      }),
   },
 };
 
@@ -51,11 +56,20 @@ const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 await client.appendMessages({
   conversationId: PAGE,
-  messages: Array.from({ length: 100 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `message ${i} `.repeat(10) })),
+  messages: Array.from({ length: 100 }, (_, i) => ({
+    role: i % 2 ? "assistant" : "user",
+    content: `message ${i} `.repeat(10),
+  })),
 });
-const version = JSON.parse(readFileSync(new URL("../packages/client-ts/package.json", import.meta.url))).version;
-console.log(`@convostore/client ${version} on Node ${process.versions.node}; ${ROUNDS * CALLS} calls a side, one request at a time, the sides taking turns call by call (which goes first alternating), after a warm-up; ms a call.\n`);
-console.log("| request | bare fetch mean / p50 / p99 | client mean / p50 / p99 | client / bare, mean | client / bare, p50 |");
+const version = JSON.parse(
+  readFileSync(new URL("../packages/client-ts/package.json", import.meta.url)),
+).version;
+console.log(
+  `@convostore/client ${version} on Node ${process.versions.node}; ${ROUNDS * CALLS} calls a side, one request at a time, the sides taking turns call by call (which goes first alternating), after a warm-up; ms a call.\n`,
+);
+console.log(
+  "| request | bare fetch mean / p50 / p99 | client mean / p50 / p99 | client / bare, mean | client / bare, p50 |",
+);
 console.log("|---|---|---|---|---|");
 for (const [name, { bare, client: viaClient }] of Object.entries(sides)) {
   await timed(bare, CALLS, []);
@@ -65,15 +79,19 @@ for (const [name, { bare, client: viaClient }] of Object.entries(sides)) {
     const order = i % 2 ? ["client", "bare"] : ["bare", "client"];
     for (const side of order) await timed(side === "bare" ? bare : viaClient, 1, times[side]);
   }
-  const cell = (xs) => `${mean(xs).toFixed(2)} / ${quantile(xs, 0.5).toFixed(2)} / ${quantile(xs, 0.99).toFixed(2)}`;
+  const cell = (xs) =>
+    `${mean(xs).toFixed(2)} / ${quantile(xs, 0.5).toFixed(2)} / ${quantile(xs, 0.99).toFixed(2)}`;
   const ratio = (f) => `${(f(times.client) / f(times.bare)).toFixed(2)}x`;
-  console.log(`| ${name} | ${cell(times.bare)} | ${cell(times.client)} | ${ratio(mean)} | ${ratio((xs) => quantile(xs, 0.5))} |`);
+  console.log(
+    `| ${name} | ${cell(times.bare)} | ${cell(times.client)} | ${ratio(mean)} | ${ratio((xs) => quantile(xs, 0.5))} |`,
+  );
 }
 
 // The client's own work, without the network: both sides get the same answer from a fetch
 // that hands back a prepared Response at once (µs a call).
 const page = await (await fetch(`${base}/conversations/${PAGE}/messages?limit=20`, { headers: auth })).text();
-const canned = async () => new Response(page, { status: 200, headers: { "Content-Type": "application/json" } });
+const canned = async () =>
+  new Response(page, { status: 200, headers: { "Content-Type": "application/json" } });
 const offline = new ConvostoreClient({ baseUrl: base, token, fetch: canned });
 const N = 20_000;
 const perCall = async (fn) => {
@@ -82,11 +100,17 @@ const perCall = async (fn) => {
   for (let i = 0; i < N; i++) await fn();
   return ((performance.now() - start) / N) * 1000;
 };
-const bareUs = await perCall(async () => (await canned(`${base}/conversations/${PAGE}/messages?limit=20`, { headers: auth })).json());
+const bareUs = await perCall(async () =>
+  (await canned(`${base}/conversations/${PAGE}/messages?limit=20`, { headers: auth })).json(),
+);
 const clientUs = await perCall(() => offline.getMessagesPage({ conversationId: PAGE, limit: 20 }));
-console.log("\nThe client's own work on a page of 20 messages, the answer handed back at once by an injected fetch (µs a call):\n");
+console.log(
+  "\nThe client's own work on a page of 20 messages, the answer handed back at once by an injected fetch (µs a call):\n",
+);
 console.log("| side | µs |");
 console.log("|---|---|");
 console.log(`| bare: a Response's json() | ${bareUs.toFixed(1)} |`);
-console.log(`| client: getMessagesPage (checks, URL, headers, json(), null fields left out) | ${clientUs.toFixed(1)} |`);
+console.log(
+  `| client: getMessagesPage (checks, URL, headers, json(), null fields left out) | ${clientUs.toFixed(1)} |`,
+);
 console.log(`| the client's own cost | ${(clientUs - bareUs).toFixed(1)} |`);

@@ -98,6 +98,20 @@ export function checkMetadata(name: string, value: unknown): Record<string, unkn
   return value as Record<string, unknown>;
 }
 
+/** A required plain object (`updateConversation`'s metadata). */
+export function checkObject(name: string, value: unknown): Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw invalid(`${name} must be an object, got ${typeName(value)}`, name);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** A required array (a batch). */
+export function checkArray(name: string, value: unknown): unknown[] {
+  if (!Array.isArray(value)) throw invalid(`${name} must be an array, got ${typeName(value)}`, name);
+  return value;
+}
+
 /** Content: a string, an array or a plain object. */
 export function checkContent(name: string, value: unknown): unknown {
   if (typeof value === "string" || (typeof value === "object" && value !== null)) return value;
@@ -131,7 +145,10 @@ export function encodeJson(name: string, value: unknown): string {
 
 /** A JSON object of `fields` (undefined ones left out), each encoded by `encodeJson` under the
  * name `label(key)`. */
-export function encodeObject(fields: Record<string, unknown>, label: (key: string) => string = (k) => k): string {
+export function encodeObject(
+  fields: Record<string, unknown>,
+  label: (key: string) => string = (k) => k,
+): string {
   const parts: string[] = [];
   for (const [key, value] of Object.entries(fields)) {
     if (value !== undefined) parts.push(`${JSON.stringify(key)}:${encodeJson(label(key), value)}`);

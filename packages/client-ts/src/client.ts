@@ -5,12 +5,14 @@
  */
 
 import {
+  checkArray,
   checkContent,
   checkCursors,
   checkId,
   checkInt,
   checkLimit,
   checkMetadata,
+  checkObject,
   checkOptionalId,
   checkOrder,
   checkRole,
@@ -106,7 +108,12 @@ function validPage(args: PageArgs): Query {
   checkCursors(args.after, args.before);
   if (args.after != null) checkText("after", args.after);
   if (args.before != null) checkText("before", args.before);
-  return { limit: args.limit, order: args.order, after: args.after ?? undefined, before: args.before ?? undefined };
+  return {
+    limit: args.limit,
+    order: args.order,
+    after: args.after ?? undefined,
+    before: args.before ?? undefined,
+  };
 }
 
 function asUser(args: AsUser): Query {
@@ -168,7 +175,9 @@ export class ConvostoreClient {
     if (metadata !== undefined) body["metadata"] = metadata;
     const mid = checkOptionalId("messageId", args.messageId);
     if (mid !== undefined) body["messageId"] = mid;
-    const answer = (await this.http.json("POST", path, { query, json: encodeObject(body) })) as { messageId: string };
+    const answer = (await this.http.json("POST", path, { query, json: encodeObject(body) })) as {
+      messageId: string;
+    };
     return answer.messageId;
   }
 
@@ -176,7 +185,7 @@ export class ConvostoreClient {
   async appendMessages(args: AppendMessagesArgs): Promise<string[]> {
     const query = asUser(args);
     const path = conversationPath(args, query, "/messages");
-    if (!Array.isArray(args.messages)) checkContent("messages", undefined);
+    checkArray("messages", args.messages);
     const messages = args.messages.map((m, i) => {
       const one: Record<string, unknown> = {
         role: checkRole(m.role, `messages[${i}].role`),
@@ -274,9 +283,10 @@ export class ConvostoreClient {
   ): Promise<ConversationMeta> {
     const query = asUser(args);
     const path = conversationPath(args, query);
-    const metadata = checkMetadata("metadata", args.metadata);
-    if (metadata === undefined) checkMetadata("metadata", "missing");
-    return wire.conversation(await this.http.json("PATCH", path, { query, json: encodeObject({ metadata }) }));
+    const metadata = checkObject("metadata", args.metadata);
+    return wire.conversation(
+      await this.http.json("PATCH", path, { query, json: encodeObject({ metadata }) }),
+    );
   }
 
   /** Delete the conversation and its messages (irrecoverable; a missing one: nothing). */
@@ -321,14 +331,20 @@ export class ConvostoreClient {
   // -- memory stores ---------------------------------------------------------------------
 
   async createMemoryStore(
-    args: AsUser & { name: string; description?: string | undefined; metadata?: Record<string, any> | undefined },
+    args: AsUser & {
+      name: string;
+      description?: string | undefined;
+      metadata?: Record<string, any> | undefined;
+    },
   ): Promise<MemoryStore> {
     const body: Record<string, unknown> = { name: checkText("name", args.name) };
     if (args.description != null) body["description"] = checkText("description", args.description);
     const metadata = checkMetadata("metadata", args.metadata);
     if (metadata !== undefined) body["metadata"] = metadata;
     const query = asUser(args);
-    return wire.memoryStore(await this.http.json("POST", "/memory_stores", { query, json: encodeObject(body) }));
+    return wire.memoryStore(
+      await this.http.json("POST", "/memory_stores", { query, json: encodeObject(body) }),
+    );
   }
 
   async listMemoryStores(
@@ -353,12 +369,18 @@ export class ConvostoreClient {
   async createMemory(args: InStore & { path: string; content: string }): Promise<MemoryEntry> {
     const query = asUser(args);
     const body = { path: checkText("path", args.path), content: checkText("content", args.content) };
-    return wire.memoryEntry(await this.http.json("POST", storePath(args, "/memories"), { query, json: encodeObject(body) }));
+    return wire.memoryEntry(
+      await this.http.json("POST", storePath(args, "/memories"), { query, json: encodeObject(body) }),
+    );
   }
 
   /** Live entries by path, without their content. */
   async listMemories(
-    args: InStore & { pathPrefix?: string | undefined; limit?: number | undefined; after?: string | undefined },
+    args: InStore & {
+      pathPrefix?: string | undefined;
+      limit?: number | undefined;
+      after?: string | undefined;
+    },
   ): Promise<Page<MemoryEntry>> {
     const query: Query = {
       ...asUser(args),
@@ -380,16 +402,21 @@ export class ConvostoreClient {
     args: InEntry & { version: number; content?: string | undefined; path?: string | undefined },
   ): Promise<MemoryEntry> {
     const query = asUser(args);
-    const body: Record<string, unknown> = { version: checkInt("version", args.version, 1, Number.MAX_SAFE_INTEGER) };
+    const body: Record<string, unknown> = {
+      version: checkInt("version", args.version, 1, Number.MAX_SAFE_INTEGER),
+    };
     if (args.content != null) body["content"] = checkText("content", args.content);
     if (args.path != null) body["path"] = checkText("path", args.path);
-    return wire.memoryEntry(await this.http.json("PUT", entryPath(args), { query, json: encodeObject(body) }));
+    return wire.memoryEntry(
+      await this.http.json("PUT", entryPath(args), { query, json: encodeObject(body) }),
+    );
   }
 
   /** Delete the entry (only at `version`, when given); the deletion's version. */
   async deleteMemory(args: InEntry & { version?: number | undefined }): Promise<MemoryVersion> {
     const query: Query = { ...asUser(args) };
-    if (args.version != null) query["version"] = checkInt("version", args.version, 1, Number.MAX_SAFE_INTEGER);
+    if (args.version != null)
+      query["version"] = checkInt("version", args.version, 1, Number.MAX_SAFE_INTEGER);
     return wire.memoryVersion(await this.http.json("DELETE", entryPath(args), { query }));
   }
 
@@ -403,7 +430,10 @@ export class ConvostoreClient {
       limit: checkLimit(args.limit),
       after: args.after ?? undefined,
     };
-    return wire.page(await this.http.json("GET", storePath(args, "/versions"), { query }), wire.memoryVersion);
+    return wire.page(
+      await this.http.json("GET", storePath(args, "/versions"), { query }),
+      wire.memoryVersion,
+    );
   }
 
   async getMemoryVersion(args: InStore & { versionId: string }): Promise<MemoryVersion> {
@@ -421,7 +451,12 @@ export class ConvostoreClient {
 
   /** Live entries whose path and content hold every term of `query`, by path. */
   async searchMemories(
-    args: InStore & { query: string; pathPrefix?: string | undefined; limit?: number | undefined; after?: string | undefined },
+    args: InStore & {
+      query: string;
+      pathPrefix?: string | undefined;
+      limit?: number | undefined;
+      after?: string | undefined;
+    },
   ): Promise<Page<MemorySearchHit>> {
     const query: Query = {
       ...asUser(args),
@@ -430,7 +465,10 @@ export class ConvostoreClient {
       limit: checkLimit(args.limit),
       after: args.after ?? undefined,
     };
-    return wire.page(await this.http.json("GET", storePath(args, "/search"), { query }), wire.memorySearchHit);
+    return wire.page(
+      await this.http.json("GET", storePath(args, "/search"), { query }),
+      wire.memorySearchHit,
+    );
   }
 
   // -- converters (pure; also named exports) -------------------------------------------

@@ -110,7 +110,11 @@ function parts(content: unknown): Part[] {
       out.push(new Call(str(get(block, "id")), str(get(block, "name")), get(block, "input")));
     } else if (kind === "tool_result") {
       out.push(
-        new Result(str(get(block, "tool_use_id")), get(block, "content", ""), truthy(get(block, "is_error", false))),
+        new Result(
+          str(get(block, "tool_use_id")),
+          get(block, "content", ""),
+          truthy(get(block, "is_error", false)),
+        ),
       );
     } else if (typeof kind !== "string" || !DROPPED.has(kind)) {
       out.push(new Raw({ ...block }));
@@ -172,7 +176,12 @@ function responsesItem(item: Obj): Turn | null {
   }
   if (typeof kind === "string" && RESPONSES_DROPPED.has(kind)) return new Turn("assistant", []);
   const role = get(item, "role");
-  if ((kind === "message" || kind === null) && typeof role === "string" && MESSAGE_ROLES.has(role) && "content" in item) {
+  if (
+    (kind === "message" || kind === null) &&
+    typeof role === "string" &&
+    MESSAGE_ROLES.has(role) &&
+    "content" in item
+  ) {
     const turnKind: Kind = role === "system" || role === "developer" ? "system" : (role as Kind);
     const inner = item["content"];
     return new Turn(turnKind, parts(inner), typeof inner === "string");
@@ -207,7 +216,12 @@ function turns(message: ConvertibleMessage): Turn[] {
     if (callId !== null && !found.some((p) => p instanceof Result)) {
       return [new Turn("results", [new Result(str(callId), content)])];
     }
-    return [new Turn("results", found.filter((p) => p instanceof Result))];
+    return [
+      new Turn(
+        "results",
+        found.filter((p) => p instanceof Result),
+      ),
+    ];
   }
   if (message.role === "assistant") {
     const calls = get(metadata, "tool_calls");
@@ -253,7 +267,9 @@ function paired(messages: readonly ConvertibleMessage[]): Turn[] {
     const previous = all[i - 1];
     if (turn.kind === "assistant") {
       const after = next !== undefined && next.kind === "results" ? next : undefined;
-      const answered = new Set(after ? after.parts.flatMap((p) => (p instanceof Result ? [p.callId] : [])) : []);
+      const answered = new Set(
+        after ? after.parts.flatMap((p) => (p instanceof Result ? [p.callId] : [])) : [],
+      );
       turn.parts = turn.parts.filter((p) => !(p instanceof Call) || answered.has(p.id));
       if (turn.parts.every((p) => p instanceof Text && !p.text)) turn.parts = [];
     } else if (turn.kind === "results") {
@@ -289,7 +305,12 @@ function anthropicBlock(part: Part): Obj | null {
   if (part instanceof Image) return anthropicImage(part);
   if (part instanceof Call) {
     const args = parseArguments(part.args === undefined ? null : part.args);
-    return { type: "tool_use", id: part.id, name: part.name, input: isMapping(args) ? args : { arguments: args } };
+    return {
+      type: "tool_use",
+      id: part.id,
+      name: part.name,
+      input: isMapping(args) ? args : { arguments: args },
+    };
   }
   if (part instanceof Result) {
     let content = part.content;
@@ -316,7 +337,9 @@ export function toAnthropicSystem(messages: readonly ConvertibleMessage[]): stri
 /** Messages for `anthropic.messages.create({ messages })`: system text left out (see
  * `toAnthropicSystem`), tool results as user `tool_result` blocks, consecutive turns of one
  * role merged. */
-export function toAnthropicMessages(messages: readonly ConvertibleMessage[]): Array<{ role: string; content: unknown }> {
+export function toAnthropicMessages(
+  messages: readonly ConvertibleMessage[],
+): Array<{ role: string; content: unknown }> {
   const out: Array<{ role: string; content: unknown }> = [];
   for (const turn of paired(messages)) {
     if (turn.kind === "system") continue;
@@ -333,7 +356,8 @@ export function toAnthropicMessages(messages: readonly ConvertibleMessage[]): Ar
     }
     const last = out[out.length - 1];
     if (last !== undefined && last.role === role) {
-      const asBlocks = (c: unknown): unknown[] => (typeof c === "string" ? [{ type: "text", text: c }] : (c as unknown[]));
+      const asBlocks = (c: unknown): unknown[] =>
+        typeof c === "string" ? [{ type: "text", text: c }] : (c as unknown[]);
       out[out.length - 1] = { role, content: [...asBlocks(last.content), ...asBlocks(content)] };
     } else {
       out.push({ role, content });
@@ -356,12 +380,15 @@ function openaiPart(part: Part): Obj | null {
 
 /** Messages for `openai.chat.completions.create({ messages })`: roles kept, plain content
  * passed through, tool calls as `tool_calls` and their results as `tool` messages. */
-export function toOpenAIInput(messages: readonly ConvertibleMessage[]): Array<{ role: string; content: any }> {
+export function toOpenAIInput(
+  messages: readonly ConvertibleMessage[],
+): Array<{ role: string; content: any }> {
   const out: Array<{ role: string; content: any } & Obj> = [];
   for (const turn of paired(messages)) {
     if (turn.kind === "results") {
       for (const p of turn.parts) {
-        if (p instanceof Result) out.push({ role: "tool", tool_call_id: p.callId, content: textOf(p.content) });
+        if (p instanceof Result)
+          out.push({ role: "tool", tool_call_id: p.callId, content: textOf(p.content) });
       }
       continue;
     }

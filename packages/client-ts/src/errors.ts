@@ -107,8 +107,7 @@ export function errorFromResponse(status: number, body: unknown): ConvostoreErro
       : undefined;
   const fields = typeof error === "object" && error !== null ? (error as Record<string, unknown>) : {};
   const code = typeof fields["code"] === "string" ? fields["code"] : undefined;
-  const message =
-    typeof fields["message"] === "string" ? fields["message"] : `the server answered ${status}`;
+  const message = typeof fields["message"] === "string" ? fields["message"] : `the server answered ${status}`;
   const argument = typeof fields["argument"] === "string" ? fields["argument"] : undefined;
   const info: ErrorInfo = { status };
   if (code !== undefined) info.code = code;

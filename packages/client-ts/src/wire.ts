@@ -54,10 +54,7 @@ export function memorySearchHit(value: unknown): MemorySearchHit {
 }
 
 /** A page `{items, nextCursor, previousCursor}`, each item read by `item`. */
-export function page<T>(
-  value: unknown,
-  item: (v: unknown) => T,
-): Page<T> & { previousCursor?: string } {
+export function page<T>(value: unknown, item: (v: unknown) => T): Page<T> & { previousCursor?: string } {
   const raw = value as Json;
   const out: Page<T> & { previousCursor?: string } = {
     items: (raw["items"] as unknown[]).map(item),

@@ -10,7 +10,7 @@ import { newId, pgUnreachable, startOn } from "./served.mjs";
 const pgSkip = pgUnreachable();
 
 for (const backend of ["sqlite", "postgresql"]) {
-  describe(`on ${backend}`, { skip: backend === "postgresql" ? pgSkip ?? false : false }, () => {
+  describe(`on ${backend}`, { skip: backend === "postgresql" ? (pgSkip ?? false) : false }, () => {
     let server;
     let alice;
     let bob;
@@ -39,11 +39,21 @@ for (const backend of ["sqlite", "postgresql"]) {
           metadata: { source: "web" },
         });
         assert.match(messageId, /^msg_/);
-        await alice.appendMessage({ conversationId, role: "assistant", content: [{ type: "text", text: "Hi" }] });
+        await alice.appendMessage({
+          conversationId,
+          role: "assistant",
+          content: [{ type: "text", text: "Hi" }],
+        });
         const messages = await alice.getMessages({ conversationId });
         assert.equal(messages.length, 2);
         const [first, second] = messages;
-        assert.deepEqual(Object.keys(first).sort(), ["content", "createdAt", "messageId", "metadata", "role"]);
+        assert.deepEqual(Object.keys(first).sort(), [
+          "content",
+          "createdAt",
+          "messageId",
+          "metadata",
+          "role",
+        ]);
         assert.equal(first.messageId, messageId);
         assert.equal(first.role, "user");
         assert.equal(first.content, "Hello!");
@@ -63,9 +73,18 @@ for (const backend of ["sqlite", "postgresql"]) {
         assert.equal(ids.length, 5);
         const text = (ms) => ms.map((m) => m.content);
         assert.deepEqual(text(await alice.getMessages({ conversationId, limit: 2 })), ["m0", "m1"]);
-        assert.deepEqual(text(await alice.getMessages({ conversationId, limit: 2, order: "desc" })), ["m4", "m3"]);
-        assert.deepEqual(text(await alice.getMessages({ conversationId, limit: 2, after: ids[1] })), ["m2", "m3"]);
-        assert.deepEqual(text(await alice.getMessages({ conversationId, limit: 2, before: ids[3] })), ["m1", "m2"]);
+        assert.deepEqual(text(await alice.getMessages({ conversationId, limit: 2, order: "desc" })), [
+          "m4",
+          "m3",
+        ]);
+        assert.deepEqual(text(await alice.getMessages({ conversationId, limit: 2, after: ids[1] })), [
+          "m2",
+          "m3",
+        ]);
+        assert.deepEqual(text(await alice.getMessages({ conversationId, limit: 2, before: ids[3] })), [
+          "m1",
+          "m2",
+        ]);
         const page = await alice.getMessagesPage({ conversationId, limit: 2, after: ids[0] });
         assert.deepEqual(text(page.items), ["m1", "m2"]);
         assert.equal(page.nextCursor, ids[2]);
@@ -78,8 +97,18 @@ for (const backend of ["sqlite", "postgresql"]) {
 
       test("updateMessage overwrites what it is given and sets updatedAt; deleteMessage removes one", async () => {
         const conversationId = newId();
-        const messageId = await alice.appendMessage({ conversationId, role: "assistant", content: "wrong", metadata: { a: 1 } });
-        const updated = await alice.updateMessage({ conversationId, messageId, content: "corrected answer", metadata: { edited: true } });
+        const messageId = await alice.appendMessage({
+          conversationId,
+          role: "assistant",
+          content: "wrong",
+          metadata: { a: 1 },
+        });
+        const updated = await alice.updateMessage({
+          conversationId,
+          messageId,
+          content: "corrected answer",
+          metadata: { edited: true },
+        });
         assert.equal(updated.content, "corrected answer");
         assert.deepEqual(updated.metadata, { edited: true });
         assert.equal(typeof updated.updatedAt, "number");
@@ -104,9 +133,17 @@ for (const backend of ["sqlite", "postgresql"]) {
 
       test("ids a path cannot carry as they are: '/', '.', '..', '-', '%', spaces and non-ASCII", async () => {
         for (const conversationId of ["claude/abc/def", ".", "..", "-", "100%", "a b?c#d", "対話"]) {
-          const messageId = await alice.appendMessage({ conversationId, role: "user", content: conversationId });
+          const messageId = await alice.appendMessage({
+            conversationId,
+            role: "user",
+            content: conversationId,
+          });
           const messages = await alice.getMessages({ conversationId });
-          assert.deepEqual(messages.map((m) => m.content), [conversationId], conversationId);
+          assert.deepEqual(
+            messages.map((m) => m.content),
+            [conversationId],
+            conversationId,
+          );
           assert.equal((await alice.getConversation({ conversationId })).conversationId, conversationId);
           await alice.deleteMessage({ conversationId, messageId });
           await alice.deleteConversation({ conversationId });
@@ -114,9 +151,15 @@ for (const backend of ["sqlite", "postgresql"]) {
         }
         const conversationId = newId();
         for (const messageId of [".", "..", "a/b", "-"]) {
-          assert.equal(await alice.appendMessage({ conversationId, role: "user", content: messageId, messageId }), messageId);
+          assert.equal(
+            await alice.appendMessage({ conversationId, role: "user", content: messageId, messageId }),
+            messageId,
+          );
           assert.equal((await alice.getMessage({ conversationId, messageId })).content, messageId);
-          assert.equal((await alice.updateMessage({ conversationId, messageId, content: "new" })).content, "new");
+          assert.equal(
+            (await alice.updateMessage({ conversationId, messageId, content: "new" })).content,
+            "new",
+          );
         }
       });
 
@@ -128,7 +171,10 @@ for (const backend of ["sqlite", "postgresql"]) {
         ];
         const ids = await alice.appendMessages({ conversationId, messages: batch, idempotencyKey: "turn-7" });
         assert.deepEqual(ids, ["turn-7:0", "turn-7:1"]);
-        assert.deepEqual(await alice.appendMessages({ conversationId, messages: batch, idempotencyKey: "turn-7" }), ids);
+        assert.deepEqual(
+          await alice.appendMessages({ conversationId, messages: batch, idempotencyKey: "turn-7" }),
+          ids,
+        );
         assert.equal((await alice.getMessages({ conversationId })).length, 2);
       });
     });
@@ -150,7 +196,10 @@ for (const backend of ["sqlite", "postgresql"]) {
       test("updateConversation merges shallowly and null deletes a key", async () => {
         const conversationId = newId();
         await alice.updateConversation({ conversationId, metadata: { title: "Old", tag: "t", keep: 1 } });
-        const meta = await alice.updateConversation({ conversationId, metadata: { title: "Product Inquiry", tag: null } });
+        const meta = await alice.updateConversation({
+          conversationId,
+          metadata: { title: "Product Inquiry", tag: null },
+        });
         assert.deepEqual(meta.metadata, { title: "Product Inquiry", keep: 1 });
         assert.deepEqual((await alice.getConversation({ conversationId })).metadata, meta.metadata);
       });
@@ -165,14 +214,26 @@ for (const backend of ["sqlite", "postgresql"]) {
         }
         const first = await user.listConversations({ limit: 2 });
         assert.deepEqual(Object.keys(first).sort(), ["items", "nextCursor"]);
-        assert.deepEqual(first.items.map((c) => c.conversationId), [made[4], made[3]]);
+        assert.deepEqual(
+          first.items.map((c) => c.conversationId),
+          [made[4], made[3]],
+        );
         const second = await user.listConversations({ limit: 2, after: first.nextCursor });
-        assert.deepEqual(second.items.map((c) => c.conversationId), [made[2], made[1]]);
+        assert.deepEqual(
+          second.items.map((c) => c.conversationId),
+          [made[2], made[1]],
+        );
         assert.equal(typeof second.previousCursor, "string");
         const back = await user.listConversations({ limit: 2, before: second.previousCursor });
-        assert.deepEqual(back.items.map((c) => c.conversationId), [made[4], made[3]]);
+        assert.deepEqual(
+          back.items.map((c) => c.conversationId),
+          [made[4], made[3]],
+        );
         const asc = await user.listConversations({ limit: 100, order: "asc" });
-        assert.deepEqual(asc.items.map((c) => c.conversationId), made);
+        assert.deepEqual(
+          asc.items.map((c) => c.conversationId),
+          made,
+        );
         assert.equal(asc.nextCursor, undefined);
         // An admin lists a user's with userId; a user lists only their own.
         const bobs = await admin.listConversations({ userId: "bob", limit: 100 });

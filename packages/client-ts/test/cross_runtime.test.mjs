@@ -16,17 +16,62 @@ import { SERVER_PYTHON, pgSchema, pgUnreachable, startOn } from "./served.mjs";
 const SESSION = fileURLToPath(new URL("./python_session.py", import.meta.url));
 const STEPS = [
   { op: "appendMessage", args: { conversationId: "chat-1", role: "system", content: "Be brief." } },
-  { op: "appendMessage", args: { conversationId: "chat-1", role: "user", content: "Hello!", metadata: { source: "web", tokens: 3 }, messageId: "m-user-1" } },
-  { op: "appendMessage", args: { conversationId: "chat-1", role: "assistant", content: [{ type: "text", text: "Hi" }, { type: "image_url", image_url: { url: "https://example.com/a.png" } }], messageId: "m-asst-1" } },
-  { op: "appendMessage", args: { conversationId: "chat-1", role: "tool", content: { result: [1, 2, { deep: null }] }, metadata: { tool_call_id: "call_1", n: null } } },
+  {
+    op: "appendMessage",
+    args: {
+      conversationId: "chat-1",
+      role: "user",
+      content: "Hello!",
+      metadata: { source: "web", tokens: 3 },
+      messageId: "m-user-1",
+    },
+  },
+  {
+    op: "appendMessage",
+    args: {
+      conversationId: "chat-1",
+      role: "assistant",
+      content: [
+        { type: "text", text: "Hi" },
+        { type: "image_url", image_url: { url: "https://example.com/a.png" } },
+      ],
+      messageId: "m-asst-1",
+    },
+  },
+  {
+    op: "appendMessage",
+    args: {
+      conversationId: "chat-1",
+      role: "tool",
+      content: { result: [1, 2, { deep: null }] },
+      metadata: { tool_call_id: "call_1", n: null },
+    },
+  },
   { op: "getMessages", args: { conversationId: "chat-1" } },
   { op: "getMessages", args: { conversationId: "chat-1", limit: 2, order: "desc" } },
   { op: "getMessages", args: { conversationId: "chat-1", limit: 1, after: "m-user-1" } },
   { op: "getMessages", args: { conversationId: "chat-1", before: "m-asst-1", order: "desc" } },
-  { op: "updateMessage", args: { conversationId: "chat-1", messageId: "m-user-1", content: "corrected", metadata: { edited: true } } },
-  { op: "updateMessage", args: { conversationId: "chat-1", messageId: "m-asst-1", metadata: { only: "metadata" } } },
-  { op: "updateConversation", args: { conversationId: "chat-1", metadata: { title: "Product Inquiry", tag: "t", summary: "s" } } },
-  { op: "updateConversation", args: { conversationId: "chat-1", metadata: { tag: null, summarizedUntil: "m-asst-1" } } },
+  {
+    op: "updateMessage",
+    args: {
+      conversationId: "chat-1",
+      messageId: "m-user-1",
+      content: "corrected",
+      metadata: { edited: true },
+    },
+  },
+  {
+    op: "updateMessage",
+    args: { conversationId: "chat-1", messageId: "m-asst-1", metadata: { only: "metadata" } },
+  },
+  {
+    op: "updateConversation",
+    args: { conversationId: "chat-1", metadata: { title: "Product Inquiry", tag: "t", summary: "s" } },
+  },
+  {
+    op: "updateConversation",
+    args: { conversationId: "chat-1", metadata: { tag: null, summarizedUntil: "m-asst-1" } },
+  },
   { op: "getConversation", args: { conversationId: "chat-1" } },
   { op: "getConversation", args: { conversationId: "never" } },
   { op: "getMessages", args: { conversationId: "never" } },
@@ -62,7 +107,7 @@ function python(args, input) {
 const pgSkip = pgUnreachable();
 
 for (const backend of ["sqlite", "postgresql"]) {
-  describe(`on ${backend}`, { skip: backend === "postgresql" ? pgSkip ?? false : false }, () => {
+  describe(`on ${backend}`, { skip: backend === "postgresql" ? (pgSkip ?? false) : false }, () => {
     let server;
     let dir;
     let schema;
@@ -95,7 +140,10 @@ for (const backend of ["sqlite", "postgresql"]) {
       assert.deepEqual(normalized(stored), normalized(viaPython.stored));
       assert.deepEqual(
         stored.map((c) => [c.conversation.conversationId, c.messages.length]),
-        [["chat-1", 3], ["chat-2", 0]],
+        [
+          ["chat-1", 3],
+          ["chat-2", 0],
+        ],
       );
     });
   });

@@ -55,10 +55,14 @@ describe("errors from the server's answers", () => {
   test("MemoryValidationError (400) with the server's argument", async () => {
     const conversationId = newId();
     const messageId = await alice.appendMessage({ conversationId, role: "user", content: "x" });
-    const error = await raises(() => alice.updateMessage({ conversationId, messageId }), MemoryValidationError, {
-      status: 400,
-      code: "invalid_argument",
-    });
+    const error = await raises(
+      () => alice.updateMessage({ conversationId, messageId }),
+      MemoryValidationError,
+      {
+        status: 400,
+        code: "invalid_argument",
+      },
+    );
     assert.match(error.message, /update_message needs content, metadata or both/);
     const cursor = await raises(
       () => alice.getMessages({ conversationId, after: "msg_not_in_it" }),
@@ -85,7 +89,10 @@ describe("errors from the server's answers", () => {
 
   test("AuthenticationError (401) and PermissionDeniedError (403)", async () => {
     const stranger = new ConvostoreClient({ baseUrl: server.base, token: "not-a-token" });
-    await raises(() => stranger.listConversations(), AuthenticationError, { status: 401, code: "unauthenticated" });
+    await raises(() => stranger.listConversations(), AuthenticationError, {
+      status: 401,
+      code: "unauthenticated",
+    });
     await raises(() => new ConvostoreClient({ baseUrl: server.base }).me(), AuthenticationError);
     await raises(() => alice.listConversations({ userId: "bob" }), PermissionDeniedError, {
       status: 403,
@@ -97,10 +104,14 @@ describe("errors from the server's answers", () => {
     const conversationId = newId();
     await alice.appendMessage({ conversationId, role: "user", content: "alice's" });
     // Another user's conversation answers as a missing one.
-    await raises(() => bob.appendMessage({ conversationId, role: "user", content: "x" }), ConversationNotFoundError, {
-      status: 404,
-      code: "not_found",
-    });
+    await raises(
+      () => bob.appendMessage({ conversationId, role: "user", content: "x" }),
+      ConversationNotFoundError,
+      {
+        status: 404,
+        code: "not_found",
+      },
+    );
     await raises(
       () => alice.updateMessage({ conversationId, messageId: "msg_missing", content: "y" }),
       MessageNotFoundError,
@@ -123,24 +134,39 @@ describe("errors from the server's answers", () => {
     const messages = Array.from({ length: 10_000 }, (_, i) => ({ role: "user", content: `${i}` }));
     const ids = await alice.appendMessages({ conversationId, messages });
     assert.equal(ids.length, 10_000);
-    await raises(() => alice.appendMessage({ conversationId, role: "user", content: "one more" }), MemoryQuotaExceededError, {
-      status: 409,
-      code: "quota_exceeded",
-    });
+    await raises(
+      () => alice.appendMessage({ conversationId, role: "user", content: "one more" }),
+      MemoryQuotaExceededError,
+      {
+        status: 409,
+        code: "quota_exceeded",
+      },
+    );
   });
 
   test("memory stores: MemoryStoreNotFoundError, MemoryEntryNotFoundError, MemoryVersionNotFoundError, MemoryPathConflictError, MemoryVersionConflictError", async () => {
-    await raises(() => alice.getMemoryStore({ memoryStoreId: "memstore_missing" }), MemoryStoreNotFoundError, { status: 404 });
+    await raises(
+      () => alice.getMemoryStore({ memoryStoreId: "memstore_missing" }),
+      MemoryStoreNotFoundError,
+      { status: 404 },
+    );
     const store = await alice.createMemoryStore({ name: "errors" });
     const { memoryStoreId } = store;
     await raises(() => bob.getMemoryStore({ memoryStoreId }), MemoryStoreNotFoundError);
     await raises(() => alice.getMemory({ memoryStoreId, entryId: "mem_missing" }), MemoryEntryNotFoundError);
-    await raises(() => alice.getMemoryVersion({ memoryStoreId, versionId: "memver_missing" }), MemoryVersionNotFoundError);
+    await raises(
+      () => alice.getMemoryVersion({ memoryStoreId, versionId: "memver_missing" }),
+      MemoryVersionNotFoundError,
+    );
     const entry = await alice.createMemory({ memoryStoreId, path: "a.md", content: "v1" });
-    await raises(() => alice.createMemory({ memoryStoreId, path: "a.md", content: "again" }), MemoryPathConflictError, {
-      status: 409,
-      code: "path_conflict",
-    });
+    await raises(
+      () => alice.createMemory({ memoryStoreId, path: "a.md", content: "again" }),
+      MemoryPathConflictError,
+      {
+        status: 409,
+        code: "path_conflict",
+      },
+    );
     await alice.updateMemory({ memoryStoreId, entryId: entry.entryId, content: "v2", version: 1 });
     await raises(
       () => alice.updateMemory({ memoryStoreId, entryId: entry.entryId, content: "stale", version: 1 }),
@@ -185,31 +211,176 @@ describe("bad arguments are refused before any request", () => {
     },
   });
   const cases = [
-    ["a limit of 0", () => recording.getMessages({ conversationId: "c", limit: 0 }), "limit must be between 1 and 100, got 0", "limit"],
-    ["a limit of 101", () => recording.listConversations({ limit: 101 }), "limit must be between 1 and 100, got 101", "limit"],
-    ["a limit that is not an int", () => recording.getMessages({ conversationId: "c", limit: 1.5 }), "limit must be an int, got 1.5", "limit"],
-    ["after with before", () => recording.getMessages({ conversationId: "c", after: "a", before: "b" }), "after and before are mutually exclusive; pass one of them", undefined],
-    ["after with before (conversations)", () => recording.listConversations({ after: "a", before: "b" }), "after and before are mutually exclusive; pass one of them", undefined],
-    ["an order", () => recording.getMessages({ conversationId: "c", order: "up" }), "order must be 'asc' or 'desc', got 'up'", "order"],
-    ["a non-string id", () => recording.getMessages({ conversationId: 42 }), "conversationId must be a string, got number", "conversationId"],
-    ["an empty id", () => recording.appendMessage({ conversationId: "", role: "user", content: "x" }), "conversationId must be 1 to 256 bytes of UTF-8, got 0 bytes", "conversationId"],
-    ["an id over 256 bytes", () => recording.deleteConversation({ conversationId: "é".repeat(129) }), "conversationId must be 1 to 256 bytes of UTF-8, got 258 bytes", "conversationId"],
-    ["a NUL in an id", () => recording.getConversation({ conversationId: "a\u0000b" }), "conversationId must not contain NUL characters", "conversationId"],
-    ["a lone surrogate in an id", () => recording.getConversation({ conversationId: "a\ud800" }), "conversationId is not valid UTF-8 (lone surrogate)", "conversationId"],
-    ["a role", () => recording.appendMessage({ conversationId: "c", role: "bot", content: "x" }), "role must be one of user, assistant, system, tool; got 'bot'", "role"],
-    ["content", () => recording.appendMessage({ conversationId: "c", role: "user", content: 5 }), "content must be a string, an array or an object, got number", "content"],
-    ["metadata", () => recording.updateConversation({ conversationId: "c", metadata: [1] }), "metadata must be an object, got array", "metadata"],
-    ["a version", () => recording.updateMemory({ memoryStoreId: "s", entryId: "e", version: 0, content: "x" }), "version must be between 1 and 9007199254740991, got 0", "version"],
-    ["a huge limit", () => recording.getMessages({ conversationId: "c", limit: 2 ** 80 }), "limit must be an int, got 1.2089258196146292e+24", "limit"],
-    ["an infinite limit", () => recording.getMessages({ conversationId: "c", limit: Infinity }), "limit must be an int, got Infinity", "limit"],
-    ["NaN in metadata", () => recording.appendMessage({ conversationId: "c", role: "user", content: "x", metadata: { n: NaN } }), "metadata: NaN is not valid JSON (NaN and Infinity)", "metadata"],
-    ["Infinity in content", () => recording.updateMessage({ conversationId: "c", messageId: "m", content: [1, -Infinity] }), "content: -Infinity is not valid JSON (NaN and Infinity)", "content"],
-    ["a function in metadata", () => recording.updateConversation({ conversationId: "c", metadata: { f() {} } }), "metadata: a function is not JSON", "metadata"],
-    ["a BigInt in content", () => recording.appendMessage({ conversationId: "c", role: "user", content: { n: 10n } }), /^content: not JSON-serializable \(.*BigInt/, "content"],
-    ["a cycle in content", () => recording.appendMessage({ conversationId: "c", role: "user", content: cyclic() }), /^content: not JSON-serializable \(.*circular/, "content"],
-    ["content nested deeper than the stack", () => recording.appendMessage({ conversationId: "c", role: "user", content: deep(200_000) }), "content: nested too deep for JSON", "content"],
-    ["a batch's message, named by its place", () => recording.appendMessages({ conversationId: "c", messages: [{ role: "user", content: "ok" }, { role: "user", content: "x", metadata: { n: NaN } }] }), "messages[1].metadata: NaN is not valid JSON (NaN and Infinity)", "messages[1].metadata"],
-    ["a batch's role", () => recording.appendMessages({ conversationId: "c", messages: [{ role: "robot", content: "x" }] }), "messages[0].role must be one of user, assistant, system, tool; got 'robot'", "messages[0].role"],
+    [
+      "a limit of 0",
+      () => recording.getMessages({ conversationId: "c", limit: 0 }),
+      "limit must be between 1 and 100, got 0",
+      "limit",
+    ],
+    [
+      "a limit of 101",
+      () => recording.listConversations({ limit: 101 }),
+      "limit must be between 1 and 100, got 101",
+      "limit",
+    ],
+    [
+      "a limit that is not an int",
+      () => recording.getMessages({ conversationId: "c", limit: 1.5 }),
+      "limit must be an int, got 1.5",
+      "limit",
+    ],
+    [
+      "after with before",
+      () => recording.getMessages({ conversationId: "c", after: "a", before: "b" }),
+      "after and before are mutually exclusive; pass one of them",
+      undefined,
+    ],
+    [
+      "after with before (conversations)",
+      () => recording.listConversations({ after: "a", before: "b" }),
+      "after and before are mutually exclusive; pass one of them",
+      undefined,
+    ],
+    [
+      "an order",
+      () => recording.getMessages({ conversationId: "c", order: "up" }),
+      "order must be 'asc' or 'desc', got 'up'",
+      "order",
+    ],
+    [
+      "a non-string id",
+      () => recording.getMessages({ conversationId: 42 }),
+      "conversationId must be a string, got number",
+      "conversationId",
+    ],
+    [
+      "an empty id",
+      () => recording.appendMessage({ conversationId: "", role: "user", content: "x" }),
+      "conversationId must be 1 to 256 bytes of UTF-8, got 0 bytes",
+      "conversationId",
+    ],
+    [
+      "an id over 256 bytes",
+      () => recording.deleteConversation({ conversationId: "é".repeat(129) }),
+      "conversationId must be 1 to 256 bytes of UTF-8, got 258 bytes",
+      "conversationId",
+    ],
+    [
+      "a NUL in an id",
+      () => recording.getConversation({ conversationId: "a\u0000b" }),
+      "conversationId must not contain NUL characters",
+      "conversationId",
+    ],
+    [
+      "a lone surrogate in an id",
+      () => recording.getConversation({ conversationId: "a\ud800" }),
+      "conversationId is not valid UTF-8 (lone surrogate)",
+      "conversationId",
+    ],
+    [
+      "a role",
+      () => recording.appendMessage({ conversationId: "c", role: "bot", content: "x" }),
+      "role must be one of user, assistant, system, tool; got 'bot'",
+      "role",
+    ],
+    [
+      "content",
+      () => recording.appendMessage({ conversationId: "c", role: "user", content: 5 }),
+      "content must be a string, an array or an object, got number",
+      "content",
+    ],
+    [
+      "metadata",
+      () => recording.updateConversation({ conversationId: "c", metadata: [1] }),
+      "metadata must be an object, got array",
+      "metadata",
+    ],
+    [
+      "a version",
+      () => recording.updateMemory({ memoryStoreId: "s", entryId: "e", version: 0, content: "x" }),
+      "version must be between 1 and 9007199254740991, got 0",
+      "version",
+    ],
+    [
+      "a huge limit",
+      () => recording.getMessages({ conversationId: "c", limit: 2 ** 80 }),
+      "limit must be an int, got 1.2089258196146292e+24",
+      "limit",
+    ],
+    [
+      "an infinite limit",
+      () => recording.getMessages({ conversationId: "c", limit: Infinity }),
+      "limit must be an int, got Infinity",
+      "limit",
+    ],
+    [
+      "NaN in metadata",
+      () =>
+        recording.appendMessage({ conversationId: "c", role: "user", content: "x", metadata: { n: NaN } }),
+      "metadata: NaN is not valid JSON (NaN and Infinity)",
+      "metadata",
+    ],
+    [
+      "Infinity in content",
+      () => recording.updateMessage({ conversationId: "c", messageId: "m", content: [1, -Infinity] }),
+      "content: -Infinity is not valid JSON (NaN and Infinity)",
+      "content",
+    ],
+    [
+      "a function in metadata",
+      () => recording.updateConversation({ conversationId: "c", metadata: { f() {} } }),
+      "metadata: a function is not JSON",
+      "metadata",
+    ],
+    [
+      "a BigInt in content",
+      () => recording.appendMessage({ conversationId: "c", role: "user", content: { n: 10n } }),
+      /^content: not JSON-serializable \(.*BigInt/,
+      "content",
+    ],
+    [
+      "a cycle in content",
+      () => recording.appendMessage({ conversationId: "c", role: "user", content: cyclic() }),
+      /^content: not JSON-serializable \(.*circular/,
+      "content",
+    ],
+    [
+      "content nested deeper than the stack",
+      () => recording.appendMessage({ conversationId: "c", role: "user", content: deep(200_000) }),
+      "content: nested too deep for JSON",
+      "content",
+    ],
+    [
+      "a batch's message, named by its place",
+      () =>
+        recording.appendMessages({
+          conversationId: "c",
+          messages: [
+            { role: "user", content: "ok" },
+            { role: "user", content: "x", metadata: { n: NaN } },
+          ],
+        }),
+      "messages[1].metadata: NaN is not valid JSON (NaN and Infinity)",
+      "messages[1].metadata",
+    ],
+    [
+      "no metadata to merge",
+      () => recording.updateConversation({ conversationId: "c" }),
+      "metadata must be an object, got undefined",
+      "metadata",
+    ],
+    [
+      "a batch that is not an array",
+      () => recording.appendMessages({ conversationId: "c", messages: "x" }),
+      "messages must be an array, got string",
+      "messages",
+    ],
+    [
+      "a batch's role",
+      () => recording.appendMessages({ conversationId: "c", messages: [{ role: "robot", content: "x" }] }),
+      "messages[0].role must be one of user, assistant, system, tool; got 'robot'",
+      "messages[0].role",
+    ],
   ];
   for (const [what, call, message, argument] of cases) {
     test(what, async () => {

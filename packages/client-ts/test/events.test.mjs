@@ -19,7 +19,7 @@ async function take(iterator, n) {
 }
 
 for (const backend of ["sqlite", "postgresql"]) {
-  describe(`on ${backend}`, { skip: backend === "postgresql" ? pgSkip ?? false : false }, () => {
+  describe(`on ${backend}`, { skip: backend === "postgresql" ? (pgSkip ?? false) : false }, () => {
     let server;
     let alice;
 
@@ -97,7 +97,10 @@ for (const backend of ["sqlite", "postgresql"]) {
       }
       events.push(...(await take(stream, 2)));
       await stream.return();
-      assert.deepEqual(events.map((e) => e.messageId), ids);
+      assert.deepEqual(
+        events.map((e) => e.messageId),
+        ids,
+      );
       const streams = requests.filter((r) => r.url.includes("/events"));
       assert.equal(streams.length, 2, "one reconnection");
       assert.equal(streams[0].lastEventId, "0");
@@ -126,7 +129,11 @@ for (const backend of ["sqlite", "postgresql"]) {
       await assert.rejects(stranger.events({ conversationId: "c" }).next(), { name: "AuthenticationError" });
       assert.throws(() => alice.events({ conversationId: "c", after: -1 }), MemoryValidationError);
       const resumed = alice.events({ conversationId: "c", after: "x" });
-      await assert.rejects(resumed.next(), { name: "MemoryValidationError", argument: "Last-Event-ID", status: 400 });
+      await assert.rejects(resumed.next(), {
+        name: "MemoryValidationError",
+        argument: "Last-Event-ID",
+        status: 400,
+      });
     });
   });
 }

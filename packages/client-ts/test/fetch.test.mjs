@@ -44,7 +44,10 @@ test("getMessages: the query holds only what was given; '.' goes in the query", 
   const { calls, fetch } = recorder(() => json(200, { items: [], nextCursor: null, previousCursor: null }));
   const client = new ConvostoreClient({ baseUrl: "http://h", fetch });
   await client.getMessages({ conversationId: ".", limit: 5, order: "desc", before: "m 1" });
-  assert.equal(calls[0].url, "http://h/conversations/-/messages?limit=5&order=desc&before=m+1&conversationId=.");
+  assert.equal(
+    calls[0].url,
+    "http://h/conversations/-/messages?limit=5&order=desc&before=m+1&conversationId=.",
+  );
   assert.equal(calls[0].headers.Authorization, undefined);
   const page = await client.listConversations();
   assert.deepEqual(page, { items: [] });
@@ -82,18 +85,31 @@ test("a 5xx is a StorageError with the server's code; a 4xx without a JSON body 
 
 test("a fetch that throws is a StorageError with the cause; an abort stays an abort", async () => {
   const cause = new TypeError("fetch failed");
-  const failing = new ConvostoreClient({ baseUrl: "http://h", fetch: async () => { throw cause; } });
+  const failing = new ConvostoreClient({
+    baseUrl: "http://h",
+    fetch: async () => {
+      throw cause;
+    },
+  });
   const error = await failing.me().catch((e) => e);
   assert.ok(error instanceof StorageError);
   assert.equal(error.cause, cause);
   assert.match(error.message, /GET \/me: the server cannot be reached \(fetch failed\)/);
   const abort = new DOMException("stopped", "AbortError");
-  const aborting = new ConvostoreClient({ baseUrl: "http://h", fetch: async () => { throw abort; } });
+  const aborting = new ConvostoreClient({
+    baseUrl: "http://h",
+    fetch: async () => {
+      throw abort;
+    },
+  });
   assert.equal(await aborting.me().catch((e) => e), abort);
 });
 
 test("an answer that is not JSON is a StorageError", async () => {
-  const client = new ConvostoreClient({ baseUrl: "http://h", fetch: async () => new Response("{", { status: 200 }) });
+  const client = new ConvostoreClient({
+    baseUrl: "http://h",
+    fetch: async () => new Response("{", { status: 200 }),
+  });
   const error = await client.me().catch((e) => e);
   assert.ok(error instanceof StorageError);
   assert.match(error.message, /the answer is not JSON/);

@@ -16,7 +16,9 @@ function interfaces(file) {
   source.forEachChild((node) => {
     if (!ts.isInterfaceDeclaration(node)) return;
     found[node.name.text] = Object.fromEntries(
-      node.members.filter(ts.isPropertySignature).map((m) => [m.name.getText(source), Boolean(m.questionToken)]),
+      node.members
+        .filter(ts.isPropertySignature)
+        .map((m) => [m.name.getText(source), Boolean(m.questionToken)]),
     );
   });
   return found;
@@ -37,7 +39,13 @@ const SAME = {
   MemorySearchHit: "MemorySearchHit",
   Me: "Me",
   NewMessage: "NewMessage",
-  Page: ["ListMemoryStoresResult", "MemoryEntryPage", "MemoryVersionPage", "SearchResult", "MemorySearchResult"],
+  Page: [
+    "ListMemoryStoresResult",
+    "MemoryEntryPage",
+    "MemoryVersionPage",
+    "SearchResult",
+    "MemorySearchResult",
+  ],
 };
 // Schemas the client has no type of its own for, and why.
 const ELSEWHERE = {

@@ -34,7 +34,9 @@ const PG_URL = process.env.CONVOSTORE_TEST_PG ?? "postgresql://postgres@127.0.0.
 
 /** Run `code` in the server environment's Python with PG_URL as sys.argv[1]. */
 function pg(code, ...args) {
-  return spawnSync(SERVER_PYTHON, ["-c", `import sys, psycopg\n${code}`, PG_URL, ...args], { encoding: "utf8" });
+  return spawnSync(SERVER_PYTHON, ["-c", `import sys, psycopg\n${code}`, PG_URL, ...args], {
+    encoding: "utf8",
+  });
 }
 
 /** Why PostgreSQL cannot be used here, or null when it can. Under CI=true it must be. */
@@ -49,12 +51,19 @@ export function pgUnreachable() {
 /** A PostgreSQL URL whose search_path is a fresh schema, and how to drop it. */
 export function pgSchema() {
   const schema = `t_ts_${randomBytes(6).toString("hex")}`;
-  const made = pg("psycopg.connect(sys.argv[1], autocommit=True).execute(f'CREATE SCHEMA {sys.argv[2]}')", schema);
+  const made = pg(
+    "psycopg.connect(sys.argv[1], autocommit=True).execute(f'CREATE SCHEMA {sys.argv[2]}')",
+    schema,
+  );
   if (made.status !== 0) throw new Error(`CREATE SCHEMA failed: ${made.stderr}`);
   const sep = PG_URL.includes("?") ? "&" : "?";
   return {
     url: `${PG_URL}${sep}options=${encodeURIComponent(`-csearch_path=${schema}`)}`,
-    drop: () => pg("psycopg.connect(sys.argv[1], autocommit=True).execute(f'DROP SCHEMA IF EXISTS {sys.argv[2]} CASCADE')", schema),
+    drop: () =>
+      pg(
+        "psycopg.connect(sys.argv[1], autocommit=True).execute(f'DROP SCHEMA IF EXISTS {sys.argv[2]} CASCADE')",
+        schema,
+      ),
   };
 }
 
@@ -93,7 +102,16 @@ export async function startServer({ url, extra = [], users = ["alice", "bob"] } 
   const port = await freePort();
   const storeUrl = url ?? `sqlite:///${join(dir, "store.db")}`;
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("CONVOSTORE_")));
-  const args = ["--url", storeUrl, "--port", String(port), "--tokens", join(dir, "tokens.txt"), "--no-access-log", ...extra];
+  const args = [
+    "--url",
+    storeUrl,
+    "--port",
+    String(port),
+    "--tokens",
+    join(dir, "tokens.txt"),
+    "--no-access-log",
+    ...extra,
+  ];
   const logPath = join(dir, "server.log");
   const { openSync } = await import("node:fs");
   const out = openSync(logPath, "w");

@@ -19,14 +19,25 @@ export async function usage(store: ConvostoreClient): Promise<void> {
     userId: "u_123",
     metadata: { source: "web" },
   });
-  const messages: Message[] = await store.getMessages({ conversationId: "c", limit: 50, order: "asc", after: messageId });
+  const messages: Message[] = await store.getMessages({
+    conversationId: "c",
+    limit: 50,
+    order: "asc",
+    after: messageId,
+  });
   const createdAt: number = messages[0]!.createdAt;
   const updatedAt: number | undefined = messages[0]!.updatedAt;
   const meta: ConversationMeta | null = await store.getConversation({ conversationId: "c" });
   const title: unknown = meta?.metadata?.["title"];
-  const { items, nextCursor }: ListConversationsResult = await store.listConversations({ userId: "u_123", limit: 20 });
+  const { items, nextCursor }: ListConversationsResult = await store.listConversations({
+    userId: "u_123",
+    limit: 20,
+  });
   const next: string | undefined = nextCursor;
-  const merged: ConversationMeta = await store.updateConversation({ conversationId: "c", metadata: { title: "T", tag: null } });
+  const merged: ConversationMeta = await store.updateConversation({
+    conversationId: "c",
+    metadata: { title: "T", tag: null },
+  });
   const openai: Array<{ role: string; content: any }> = toOpenAIInput(messages);
   const anthropic: Array<{ role: string; content: unknown }> = toAnthropicMessages(messages);
   for await (const ev of store.events({ conversationId: "c" })) {
