@@ -7,6 +7,7 @@ import {
   AuthenticationError,
   ClosedError,
   ContentTooLargeError,
+  ConversationManagedError,
   ConversationNotFoundError,
   ConvostoreClient,
   ConvostoreError,
@@ -23,7 +24,9 @@ import {
   PermissionDeniedError,
   StorageError,
 } from "@convostore/client";
-import { newId, startServer } from "./served.mjs";
+import { spawnSync } from "node:child_process";
+
+import { SERVER_PYTHON, newId, startServer } from "./served.mjs";
 
 let server;
 let alice;
@@ -127,6 +130,28 @@ describe("errors from the server's answers", () => {
       MessageIdConflictError,
       { status: 409, code: "message_id_conflict" },
     );
+  });
+
+  test("ConversationManagedError (409): a conversation a component keeps", async () => {
+    // A LangGraph thread's conversation, as the adapter writes it (the Python store acting
+    // for its component, on the server's database).
+    const code = [
+      "import sys",
+      "from convostore import ConversationStore",
+      "with ConversationStore(sys.argv[1]) as store:",
+      "    store.as_component('convostore-langgraph').sync_messages(",
+      "        conversation_id='thread-1', user_id='alice',",
+      "        messages=[{'role': 'user', 'content': 'hi', 'message_id': 'lg-1'}])",
+    ].join("\n");
+    const done = spawnSync(SERVER_PYTHON, ["-c", code, server.storeUrl], { encoding: "utf8" });
+    assert.equal(done.status, 0, done.stderr);
+    assert.equal((await alice.getMessages({ conversationId: "thread-1" }))[0].content, "hi");
+    const error = await raises(
+      () => alice.appendMessage({ conversationId: "thread-1", role: "user", content: "x" }),
+      ConversationManagedError,
+      { status: 409, code: "conflict" },
+    );
+    assert.match(error.message, /is managed by 'convostore-langgraph'/);
   });
 
   test("MemoryQuotaExceededError (409) past 10,000 messages", async () => {
