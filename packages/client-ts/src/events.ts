@@ -82,6 +82,14 @@ export function toEvent(raw: RawEvent): ConversationEvent {
   return event as ConversationEvent;
 }
 
+function parsed(raw: RawEvent, path: string): ConversationEvent {
+  try {
+    return toEvent(raw);
+  } catch (cause) {
+    throw new StorageError(`GET ${path}: the stream sent a ${raw.event} event that is not JSON`, { cause });
+  }
+}
+
 export interface StreamOptions {
   /** Resume after this event id (an event's `id`). */
   after?: string | number | undefined;
@@ -144,16 +152,20 @@ export async function* streamEvents(
       const reader = body.pipeThrough(new TextDecoderStream()).getReader();
       try {
         for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          for (const raw of parser.feed(value)) {
+          let chunk: ReadableStreamReadResult<string>;
+          try {
+            chunk = await reader.read();
+          } catch (error) {
+            if (stop.signal.aborted || isAbort(error)) return;
+            break; // the connection broke: resume after the last event received
+          }
+          if (chunk.done) break;
+          for (const raw of parser.feed(chunk.value)) {
+            const event = parsed(raw, path);
             lastId = raw.id;
-            yield toEvent(raw);
+            yield event;
           }
         }
-      } catch (error) {
-        if (stop.signal.aborted || isAbort(error)) return;
-        // The connection broke: resume after the last event received.
       } finally {
         reader.cancel().catch(() => undefined);
       }

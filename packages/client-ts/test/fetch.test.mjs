@@ -114,3 +114,37 @@ test("an answer that is not JSON is a StorageError", async () => {
   assert.ok(error instanceof StorageError);
   assert.match(error.message, /the answer is not JSON/);
 });
+
+test("an event stream whose data is not JSON is a StorageError, not a SyntaxError", async () => {
+  const body = "retry: 5\n\nevent: message.created\nid: 1\ndata: {not json\n\n";
+  const fetch = async () =>
+    new Response(body, { status: 200, headers: { "Content-Type": "text/event-stream" } });
+  const client = new ConvostoreClient({ baseUrl: "http://h", fetch });
+  const error = await client
+    .events({ conversationId: "c" })
+    .next()
+    .catch((e) => e);
+  assert.ok(error instanceof StorageError, String(error));
+  assert.match(error.message, /the stream sent a message.created event that is not JSON/);
+  assert.ok(error.cause instanceof SyntaxError);
+});
+
+test("an event stream that ends is resumed after its last id, with the stream's retry delay", async () => {
+  const seen = [];
+  const streams = [
+    'retry: 5\n\nevent: message.created\nid: 1\ndata: {"seq":1,"kind":"message.created","createdAt":5,"messageId":"m1","message":null}\n\n',
+    'event: conversation.deleted\nid: 0\ndata: {"conversationId":"c"}\n\n',
+  ];
+  const fetch = async (url, init) => {
+    seen.push(init.headers["Last-Event-ID"]);
+    return new Response(streams.shift() ?? "", { status: 200 });
+  };
+  const client = new ConvostoreClient({ baseUrl: "http://h", fetch });
+  const stream = client.events({ conversationId: "c" });
+  const first = (await stream.next()).value;
+  const second = (await stream.next()).value;
+  await stream.return();
+  assert.deepEqual(first, { seq: 1, kind: "message.created", createdAt: 5, messageId: "m1", id: "1" });
+  assert.deepEqual(second, { kind: "conversation.deleted", id: "0", conversationId: "c" });
+  assert.deepEqual(seen, [undefined, "1"]);
+});
