@@ -56,7 +56,11 @@ example:
 dist: uv install-ts
 	@echo "==> dist/: every package's sdist and wheel, and the TypeScript client's npm tarball"
 	@rm -rf dist && $(UV) build -q --all-packages -o dist
-	@cd packages/client-ts && npm run build --silent && npm pack --silent --pack-destination ../../dist >/dev/null
+	@# built and packed in a copy: the client's tests (make test runs two suites at once) read its dist/
+	@copy=$$(mktemp -d) && cp -r packages/client-ts/package.json packages/client-ts/README.md \
+		packages/client-ts/tsconfig.json packages/client-ts/src $$copy/ \
+		&& packages/client-ts/node_modules/.bin/tsc -p $$copy/tsconfig.json \
+		&& (cd $$copy && npm pack --silent --pack-destination $(CURDIR)/dist >/dev/null) && rm -rf $$copy
 
 test-dist: install-core dist
 	@echo "==> each adapter installed alone from dist/ into an empty environment, its example run"

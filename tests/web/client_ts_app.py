@@ -5,6 +5,7 @@ as the web view does. ``uvicorn --factory client_ts_app:app``."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from convostore_server import app_from_env
@@ -13,12 +14,15 @@ from fastapi import FastAPI
 from starlette.staticfiles import StaticFiles
 
 HERE = Path(__file__).parent
-DIST = HERE.parents[1] / "packages" / "client-ts" / "dist"
 
 
 def app() -> FastAPI:
+    """``$CLIENT_TS_DIST``: the client's modules, built by the test into a directory of its
+    own (the client's suite reads its dist/ meanwhile)."""
     api = app_from_env()
-    api.mount("/client-ts/dist", SecurityHeaders(StaticFiles(directory=DIST)))
+    api.mount(
+        "/client-ts/dist", SecurityHeaders(StaticFiles(directory=os.environ["CLIENT_TS_DIST"]))
+    )
     api.mount(
         "/client-ts", SecurityHeaders(StaticFiles(directory=HERE / "client_ts_page", html=True))
     )
