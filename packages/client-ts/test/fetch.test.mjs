@@ -148,3 +148,20 @@ test("an event stream that ends is resumed after its last id, with the stream's 
   assert.deepEqual(second, { kind: "conversation.deleted", id: "0", conversationId: "c" });
   assert.deepEqual(seen, [undefined, "1"]);
 });
+
+test("a server that stays away: maxRetries reconnections in a row, then a StorageError", async () => {
+  let calls = 0;
+  const fetch = async () => {
+    calls += 1;
+    if (calls === 1) return new Response(": subscribed\n\n", { status: 200 });
+    throw new TypeError("fetch failed");
+  };
+  const client = new ConvostoreClient({ baseUrl: "http://h", fetch });
+  const error = await client
+    .events({ conversationId: "c", maxRetries: 3, retryMs: 1 })
+    .next()
+    .catch((e) => e);
+  assert.ok(error instanceof StorageError, String(error));
+  assert.equal(error.cause.message, "fetch failed");
+  assert.equal(calls, 1 + 4, "the stream, then the first try and 3 retries");
+});
