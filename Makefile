@@ -24,9 +24,9 @@ src_server := packages/server/src
 also_server := convostore-openai
 
 
-.PHONY: uv services browser test-web install install-tools demo test lint typecheck bench bench-memory bench-cli bench-search bench-openai-v1 $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services browser test-web install install-tools install-ts test-ts bench-ts demo test lint typecheck bench bench-memory bench-cli bench-search bench-openai-v1 $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
-install: $(addprefix install-,$(PACKAGES)) install-tools
+install: $(addprefix install-,$(PACKAGES)) install-tools install-ts
 
 uv:
 	@$(UV) --version >/dev/null 2>&1 || $(PY) -m pip install -q "uv==0.13.9"
@@ -59,9 +59,14 @@ example:
 
 # Every package's sdist and wheel, for installing one adapter before they are published:
 # pip install --find-links dist convostore-langgraph
-dist: uv
-	@echo "==> dist/: every package's sdist and wheel"
+dist: uv install-ts
+	@echo "==> dist/: every package's sdist and wheel, and the TypeScript client's npm tarball"
 	@rm -rf dist && $(UV) build -q --all-packages -o dist
+	@# built and packed in a copy: the client's tests (make test runs two suites at once) read its dist/
+	@copy=$$(mktemp -d) && cp -r packages/client-ts/package.json packages/client-ts/README.md \
+		packages/client-ts/tsconfig.json packages/client-ts/src $$copy/ \
+		&& packages/client-ts/node_modules/.bin/tsc -p $$copy/tsconfig.json \
+		&& (cd $$copy && npm pack --silent --pack-destination $(CURDIR)/dist >/dev/null) && rm -rf $$copy
 
 test-dist: install-core dist
 	@echo "==> each adapter installed alone from dist/ into an empty environment, its example run"
@@ -97,9 +102,21 @@ browser:
 	@/usr/bin/chromium --version
 
 # The web view in a real browser (Debian's chromium, Playwright) against the real server.
-test-web: install-server services browser
+test-web: install-server install-ts services browser
 	@echo "==> tests/web in .venvs/server (chromium $$(/usr/bin/chromium --version | cut -d' ' -f2))"
 	@.venvs/server/bin/pytest tests/web -q -p no:cacheprovider
+
+# packages/client-ts, the TypeScript client (@convostore/client): Node 18+ and npm, its one dev
+# dependency (typescript) pinned in package-lock.json. Its tests (node's own runner) build it
+# with tsc --strict and drive a real convostore-server from .venvs/server on SQLite.
+install-ts:
+	@[ -n "$(SKIP_INSTALL)" ] || { command -v npm >/dev/null 2>&1 || { echo "make install-ts: npm is missing: install Node.js 18 or later (with npm)"; exit 1; }; }
+	@[ -n "$(SKIP_INSTALL)" ] || echo "==> packages/client-ts: npm ci"
+	@[ -n "$(SKIP_INSTALL)" ] || (cd packages/client-ts && npm ci --no-audit --no-fund --loglevel=error)
+
+test-ts: install-ts install-server
+	@echo "==> packages/client-ts: tsc --strict, then node --test against convostore-server"
+	@cd packages/client-ts && npm test --silent
 
 # The convostore command (core distribution) is tested with the core: tests/cli.
 tests_core := tests/core tests/cli
@@ -130,7 +147,7 @@ test-docs: install services
 # PostgreSQL, subprocesses and the browser as much as on the 2 cores), each in a sub-make whose
 # verdict is kept in .verdicts/. Each one's output is printed whole when it ends (GNU make's
 # --output-sync); a table of every verdict ends the run, whose status fails if any failed.
-SUITES := $(addprefix test-,$(PACKAGES)) test-web test-docs docs test-dist
+SUITES := $(addprefix test-,$(PACKAGES)) test-ts test-web test-docs docs test-dist
 CHECKS := lint typecheck $(SUITES)
 .PHONY: $(addprefix verdict-,$(CHECKS))
 test: install services
@@ -158,6 +175,13 @@ $(addprefix bench-,$(BENCHES)): bench-%: install-% services
 	.venvs/$*/bin/python benchmarks/$*_bench.py --markdown benchmarks/results/$*.md
 	@.venvs/core/bin/python benchmarks/report.py
 
+# The TypeScript client against a bare fetch of the same endpoints, from Node.
+bench-ts: install-ts install-server
+	@echo "==> benchmarks/client_ts_bench.py (Node) -> benchmarks/results/client_ts.md"
+	@cd packages/client-ts && npm run build --silent
+	.venvs/server/bin/python benchmarks/client_ts_bench.py --markdown benchmarks/results/client_ts.md
+	@.venvs/core/bin/python benchmarks/report.py
+
 # Memory stores against the LangGraph store on the same database: in the LangGraph environment.
 bench-memory: install-langgraph services
 	@echo "==> benchmarks/memory_bench.py in .venvs/langgraph -> benchmarks/results/memory.md"
@@ -182,4 +206,4 @@ bench-openai-v1: install-server services
 	.venvs/server/bin/python benchmarks/openai_v1_bench.py --markdown benchmarks/results/openai_v1.md
 	@.venvs/core/bin/python benchmarks/report.py
 
-bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli bench-search bench-openai-v1
+bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli bench-search bench-openai-v1 bench-ts

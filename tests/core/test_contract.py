@@ -17,7 +17,8 @@ CORE_SRC = ROOT / "packages" / "core" / "src" / "convostore"
 ADAPTERS = sorted(
     p
     for p in (ROOT / "packages").iterdir()
-    if p.name not in ("core", "server") and (p / "src").is_dir()
+    # the Python packages (packages/client-ts is the TypeScript client, built by npm)
+    if p.name not in ("core", "server") and (p / "pyproject.toml").is_file()
 )
 ADAPTER_FILES = sorted(f for a in ADAPTERS for f in (a / "src").rglob("*.py"))
 # The HTTP server is no framework adapter: it registers no view and uses the public API only.

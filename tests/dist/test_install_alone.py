@@ -127,3 +127,28 @@ def test_the_command_with_langgraph_and_crewai_installs_together_and_migrates_bo
     assert "ok: no problem found" in _run(convostore, "check", "--url", dst, cwd=tmp_path)
     stats = _run(convostore, "stats", "--url", dst, cwd=tmp_path)
     assert "LangGraph checkpoints" in stats and "CrewAI memory records" in stats
+
+
+def test_the_typescript_client_installs_from_its_tarball(tmp_path: Path) -> None:
+    """``npm install dist/convostore-client-*.tgz`` in an empty project: the package's ES
+    modules, their type declarations and the sources their maps name, no test, and no other
+    package (it has no runtime dependency)."""
+    tarballs = sorted(DIST.glob("convostore-client-*.tgz"))
+    assert len(tarballs) == 1, "run `make dist` first"
+    (tmp_path / "package.json").write_text('{"name": "app", "private": true, "type": "module"}')
+    _run("npm", "install", "--offline", "--no-audit", "--no-fund", tarballs[0], cwd=tmp_path)
+    installed = tmp_path / "node_modules" / "@convostore" / "client"
+    assert (installed / "dist" / "index.d.ts").is_file()
+    assert (installed / "src" / "client.ts").is_file() and not (installed / "test").exists()
+    assert sorted(p.name for p in (tmp_path / "node_modules").iterdir()) == [
+        ".package-lock.json",
+        "@convostore",
+    ]
+    script = (
+        "import { ConvostoreClient, MemoryValidationError, toOpenAIInput } from '@convostore/client';"
+        " const c = new ConvostoreClient({ baseUrl: 'http://127.0.0.1:9' });"
+        " console.log(JSON.stringify(toOpenAIInput([{ role: 'user', content: 'hi' }])),"
+        " typeof c.appendMessage, MemoryValidationError.name);"
+    )
+    out = _run("node", "--input-type=module", "-e", script, cwd=tmp_path)
+    assert out.split() == ['[{"role":"user","content":"hi"}]', "function", "MemoryValidationError"]

@@ -38,6 +38,8 @@ READMES = {
     "docs/notes/claude.md": "claude",
     "docs/notes/crewai.md": "crewai",
     "docs/notes/server.md": "server",
+    # no ```python block: its ```js blocks run in packages/client-ts/test/readme.test.mjs
+    "packages/client-ts/README.md": "server",
 }
 EXCERPT = re.compile(r"# excerpt of (examples/[\w-]+\.py)\b.*")
 NOQA = re.compile(r"\s*# noqa\b.*$")
