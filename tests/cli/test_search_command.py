@@ -69,6 +69,7 @@ def test_reindex_indexes_what_an_older_store_wrote(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'old.db'}"
     with ConversationStore(url) as store:
         store.append_message(conversation_id="c", role="user", content="written long ago")
+    with ConversationStore(url) as store:  # as a store older than the index left it
         store.backend.write(
             lambda tx: tx.execute("UPDATE convostore_messages SET search_rid = NULL")
         )

@@ -122,6 +122,7 @@ def test_vacuum_drops_the_search_index_postings_of_deleted_text(db: Path) -> Non
         _write_secret(store, marker)
         sid = store.create_memory_store("m").memory_store_id
         store.create_memory(sid, "n.md", f"memo {marker[::-1]}")
+        store.reindex()  # the messages' index rows now, not at the next batch
         before = trigrams_in_files(db, marker) | trigrams_in_files(db, marker[::-1])
         store.delete_conversation(conversation_id="c")
         store.delete_memory_store(sid)

@@ -465,3 +465,32 @@ def test_pg_trgm_outlives_any_one_stores_schema() -> None:
     finally:
         with psycopg.connect(pg_url, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+def test_sqlite_indexes_appends_a_batch_at_a_time(tmp_path: Any) -> None:
+    """On SQLite an append writes no index row; a batch indexes them in one transaction once
+    a connection has left INDEX_BATCH, and closing the store indexes the rest. A search finds
+    them all along."""
+    from convostore.backends.sqlite import INDEX_BATCH
+
+    url = f"sqlite:///{tmp_path / 'batch.db'}"
+
+    def unindexed(store: ConversationStore) -> int:
+        return int(store.backend.read(lambda tx: tx.count_unindexed()))
+
+    def found(store: ConversationStore) -> list[Any]:
+        return [h.message.content for h in store.search_messages(query="needle").items]
+
+    with ConversationStore(url) as store:
+        store.append_message(conversation_id="c", role="user", content="first needle")
+        assert unindexed(store) == 1
+        assert found(store) == ["first needle"]
+        filler = [{"role": "user", "content": f"m {i}"} for i in range(INDEX_BATCH)]
+        store.append_messages(conversation_id="c", messages=filler)  # type: ignore[arg-type]
+        assert unindexed(store) == 0
+        store.append_message(conversation_id="c", role="user", content="last needle")
+        assert unindexed(store) == 1
+        assert found(store) == ["last needle", "first needle"]
+    with ConversationStore(url) as store:
+        assert unindexed(store) == 0
+        assert found(store) == ["last needle", "first needle"]

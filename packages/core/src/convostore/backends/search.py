@@ -20,6 +20,7 @@ searches read them directly until ``reindex`` has indexed them.
 
 from __future__ import annotations
 
+import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
@@ -291,7 +292,7 @@ class SqliteSearch(SearchStatements):
         )
         return rids
 
-    def _insert(self, cid: str, rows: Sequence[MessageRow], rids: Sequence[int]) -> None:
+    def _insert(self, cid: str, rows: Sequence[MessageRow], rids: Sequence[int | None]) -> None:
         self.executemany(
             f"INSERT INTO convostore_messages (conversation_id, {_MSG}, search_rid)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -299,8 +300,14 @@ class SqliteSearch(SearchStatements):
         )
 
     def insert_messages(self, cid: str, rows: Sequence[MessageRow]) -> None:
-        texts = [(r.seq, r.created_at, index_text(r.content)) for r in rows]
-        self._insert(cid, rows, self._index(cid, texts))
+        # Indexed later, a batch in one transaction (SqliteBackend.write, close): FTS5 writes
+        # a segment per transaction, which costs an append more than its own rows; a search
+        # reads the rows not indexed yet directly (``unindexed_messages``).
+        self._insert(cid, rows, [None] * len(rows))
+        self._left_unindexed(len(rows))
+
+    def _left_unindexed(self, count: int) -> None:
+        """``count`` messages were written without their index rows (for the batch)."""
 
     def update_message(self, cid: str, row: MessageRow) -> None:
         self.execute(
@@ -337,12 +344,13 @@ class SqliteSearch(SearchStatements):
             " WHERE search_rid IS NULL ORDER BY conversation_id, seq LIMIT ?",
             [limit],
         )
-        for cid, seq, at, content in rows:
-            (rid,) = self._index(cid, [(seq, at, index_text(content))])
-            self.execute(
+        for cid, group in itertools.groupby(rows, key=lambda r: str(r[0])):
+            texts = [(seq, at, index_text(content)) for _, seq, at, content in group]
+            rids = self._index(cid, texts)
+            self.executemany(
                 "UPDATE convostore_messages SET search_rid = ?"
                 " WHERE conversation_id = ? AND seq = ?",
-                [rid, cid, seq],
+                [(rid, cid, seq) for rid, (seq, _, _) in zip(rids, texts, strict=True)],
             )
         entries = self.execute(
             f"SELECT {_ENTRY_COLUMNS}{_ENTRY_JOIN} WHERE e.search_rid IS NULL"

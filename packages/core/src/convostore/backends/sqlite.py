@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import sqlite3
@@ -20,13 +21,30 @@ from .base import Backend, T, Tx, WouldBlock
 from .schema import MIGRATIONS
 from .search import FTS_TABLES, MERGE_SEGMENTS, SqliteSearch
 
+_log = logging.getLogger("convostore")
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
+# Messages this connection wrote without their index rows, indexed in one transaction once
+# there are this many (and when the store closes); a search reads them directly meanwhile.
+INDEX_BATCH = 256
+
+
 class SqliteTx(SqliteSearch, Tx):
-    def __init__(self, conn: sqlite3.Connection, *, single_statement: bool = False) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        single_statement: bool = False,
+        backend: SqliteBackend | None = None,
+    ) -> None:
         self.conn = conn
         self.single_statement = single_statement
+        self.backend = backend
+
+    def _left_unindexed(self, count: int) -> None:
+        if self.backend is not None:
+            self.backend.unindexed += count
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         self._counted()
@@ -64,6 +82,7 @@ class SqliteBackend(Backend):
         self._lock = threading.Lock()
         self._no_wait = threading.local()
         self._commits = 0  # this connection's writes (its data_version does not see them)
+        self.unindexed = 0  # messages it wrote without their index rows (INDEX_BATCH)
         self._seen = (0, 0)
         self._queue: int | None = None
         if path != ":memory:" and fcntl is not None:
@@ -125,7 +144,7 @@ class SqliteBackend(Backend):
                 return fn(SqliteTx(conn, single_statement=True))
             conn.execute(begin)
             try:
-                result = fn(SqliteTx(conn, single_statement=single))
+                result = fn(SqliteTx(conn, single_statement=single, backend=self))
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -171,7 +190,25 @@ class SqliteBackend(Backend):
         self._commits += 1
         if erasing:
             self.truncate_wal()
+        if self.unindexed >= INDEX_BATCH:
+            self.index_pending()
         return result
+
+    def index_pending(self) -> None:
+        """Index the messages written without their index rows, in one transaction. The
+        writes that left them are committed: a failure here is logged, never raised (they
+        stay readable by a search, and the next batch or ``reindex`` takes them)."""
+        self.unindexed = 0
+        try:
+            self._transaction(
+                "BEGIN IMMEDIATE",
+                lambda tx: tx.index_unindexed(4 * INDEX_BATCH),
+                single=False,
+                queue=True,
+            )
+            self._commits += 1
+        except (StorageError, WouldBlock) as exc:
+            _log.warning("search index: a batch was left for later (%s)", exc)
 
     def truncate_wal(self) -> bool:
         """Copy the write-ahead log into the file and empty it, so that the old versions of
@@ -243,6 +280,8 @@ class SqliteBackend(Backend):
         return self._conn is None
 
     def close(self) -> None:
+        if self.unindexed and self._conn is not None:
+            self.index_pending()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
