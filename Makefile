@@ -95,8 +95,9 @@ test-web: install-server services browser
 	@echo "==> tests/web in .venvs/server (chromium $$(/usr/bin/chromium --version | cut -d' ' -f2))"
 	@.venvs/server/bin/pytest tests/web -q -p no:cacheprovider
 
-# The convostore command (core distribution) is tested with the core: tests/cli.
-tests_core := tests/core tests/cli
+# The convostore command (core distribution) is tested with the core: tests/cli; and read
+# replicas (tests/replicas: a primary and a hot standby of their own, tests/pg_cluster.py).
+tests_core := tests/core tests/cli tests/replicas
 
 $(addprefix test-,$(PACKAGES)): test-%: install-% services
 	@echo "==> $(or $(tests_$*),tests/$*) in .venvs/$*"
