@@ -99,6 +99,16 @@ class Node:
     def stop(self, mode: str = "fast") -> None:
         _as_postgres(BIN / "pg_ctl", "-D", self.data, "-m", mode, "-w", "stop")
 
+    def statements(self, application: str) -> list[str]:
+        """The statements this server logged for connections named ``application``
+        (``log_statement = 'all'``, prefixed with the application's name)."""
+        found = []
+        for line in self.log.read_text(errors="replace").splitlines():
+            head, _, rest = line.partition("|")
+            if head == application and ("statement: " in rest or "execute " in rest):
+                found.append(rest.split(": ", 2)[-1])
+        return found
+
     def connect(self) -> psycopg.Connection[tuple[object, ...]]:
         return psycopg.connect(self.url, autocommit=True)
 
@@ -136,6 +146,8 @@ class Pair:
         )  # fmt: skip
         # The copy holds the primary's settings (port included); the standby's own come last.
         self.standby.configure()
+        with (self.standby.data / "postgresql.auto.conf").open("a") as conf:
+            conf.write("log_statement = 'all'\nlog_line_prefix = '%a|'\n")
         self.standby.start()
         self.wait_caught_up()
 

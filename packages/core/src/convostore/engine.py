@@ -140,6 +140,8 @@ class Engine:
         pool: ConnectionPool[Any] | None = None,
         limits: Limits | None = None,
         clock: Callable[[], int] = now_ms,
+        replicas: Sequence[str] | None = None,
+        max_replica_lag: float | None = None,
     ) -> None:
         self._views = {}
         self._last_rows = LastRows()  # shared with this store's twins (same database)
@@ -150,7 +152,7 @@ class Engine:
         self.url = url or os.environ.get("CONVOSTORE_URL") or DEFAULT_URL
         self.limits = limits or Limits()
         self.clock = clock
-        self.backend: Backend = open_backend(self.url, pool)
+        self.backend: Backend = open_backend(self.url, pool, replicas, max_replica_lag)
 
     # -- lifecycle -------------------------------------------------------------------------
 

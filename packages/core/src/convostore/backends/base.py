@@ -516,6 +516,12 @@ class Backend(ABC):
         raise NotImplementedError(f"{type(self).__name__} cannot vacuum")
 
     @property
+    def primary(self) -> Backend:
+        """Where writes go, and the reads that decide a write: this backend, unless it sends
+        other reads to replicas (``replicas.py``)."""
+        return self
+
+    @property
     def closed(self) -> bool:
         """After ``close()``: every call raises ``ClosedError("the store is closed")``."""
         return False

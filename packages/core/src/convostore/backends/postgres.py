@@ -53,6 +53,10 @@ _NOTIFY_TRIGGER = (
     " ON convostore_conversations FOR EACH ROW EXECUTE FUNCTION convostore_notify()"
 )
 CONNECT_TIMEOUT = 5
+# The primary's WAL position after a commit, as a number of bytes (``replicas.py``): at
+# ``synchronous_commit = on`` the commit is written by then, so a standby that replayed this
+# position sees the write.
+POSITION = b"SELECT pg_current_wal_lsn() - '0/0'::pg_lsn"
 """Seconds to wait for a connection unless the URL says ``?connect_timeout=N``."""
 
 
@@ -84,15 +88,20 @@ class PostgresTx(PostgresSearch, Tx):
                 self.pipeline = self._stack.enter_context(self.conn.pipeline())
             self.conn.execute(b"BEGIN")
 
-    def commit(self) -> None:
+    def commit(self, *, position: bool = False) -> int | None:
         """Send COMMIT (with what is still to send) and wait for it; errors of statements
-        sent without waiting are raised here."""
+        sent without waiting are raised here. ``position``: the WAL position after the
+        COMMIT too, asked in the same round trip (None when nothing was sent)."""
+        asked = None
         if not self._to_begin:
             self.conn.execute(b"COMMIT")
+            if position:
+                asked = self.conn.execute(POSITION)
         self._stack.close()
         if self.pipeline is not None:  # what was prefetched is read from here on
             self.pipeline = None
             self._syncs += 1
+        return None if asked is None else _position(asked.fetchone())
 
     def abandon(self, exc: BaseException) -> None:
         """Leave pipeline mode after ``exc`` (errors found doing so are not raised: ``exc``
@@ -237,6 +246,10 @@ STREAM_BYTES = 8 * 1024 * 1024
 STREAM_ROWS = 5000
 
 
+def _position(row: tuple[Any, ...] | None) -> int | None:
+    return None if row is None or row[0] is None else int(row[0])
+
+
 def _row_bytes(row: Sequence[Any]) -> int:
     return sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in row)
 
@@ -275,6 +288,8 @@ class PostgresBackend(Backend):
 
     dialect = "postgresql"
     conditional_append = True
+    # Told each write's WAL position when read replicas follow this server (``replicas.py``).
+    on_commit: Callable[[int], None] | None = None
 
     def __init__(
         self,
@@ -342,10 +357,10 @@ class PostgresBackend(Backend):
                             continue
                         raise StorageError("PostgreSQL closes every connection it opens")
                     if single_statement:
-                        return self._autocommit(conn, body)
+                        return self._autocommit(conn, body, None if read_only else self.on_commit)
                     if read_only:
                         return self._snapshot(conn, body)
-                    return self._pipelined(conn, body)
+                    return self._pipelined(conn, body, self.on_commit)
             except _RETRYABLE as exc:
                 if time.monotonic() > deadline:
                     raise StorageError(f"PostgreSQL error: {exc}") from exc
@@ -375,7 +390,11 @@ class PostgresBackend(Backend):
                 conn.isolation_level = level
 
     @staticmethod
-    def _pipelined(conn: psycopg.Connection[Any], fn: Callable[[Tx], T]) -> T:
+    def _pipelined(
+        conn: psycopg.Connection[Any],
+        fn: Callable[[Tx], T],
+        on_commit: Callable[[int], None] | None = None,
+    ) -> T:
         """Run ``fn`` between BEGIN and COMMIT in pipeline mode: a statement whose rows ``fn``
         reads costs one round trip with every statement sent before it; the others
         (``Tx.send``) travel with the next one or with the COMMIT, where their errors are
@@ -385,7 +404,7 @@ class PostgresBackend(Backend):
         tx = PostgresTx(conn, transaction=True)
         try:
             result = fn(tx)
-            tx.commit()
+            position = tx.commit(position=on_commit is not None)
         except BaseException as exc:
             tx.abandon(exc)
             if not conn.broken and conn.pgconn.transaction_status != pq.TransactionStatus.IDLE:
@@ -395,16 +414,25 @@ class PostgresBackend(Backend):
         finally:
             if not conn.broken:
                 conn.autocommit = autocommit
+        if on_commit is not None and position is not None:
+            on_commit(position)
         return result
 
     @staticmethod
-    def _autocommit(conn: psycopg.Connection[Any], fn: Callable[[Tx], T]) -> T:
+    def _autocommit(
+        conn: psycopg.Connection[Any],
+        fn: Callable[[Tx], T],
+        on_commit: Callable[[int], None] | None = None,
+    ) -> T:
         """Run ``fn``'s one statement as a transaction of its own: one round trip instead of
-        BEGIN, statement, COMMIT."""
+        BEGIN, statement, COMMIT (and one more for the WAL position, for ``on_commit``)."""
         before = conn.autocommit
         conn.autocommit = True
         try:
-            return fn(PostgresTx(conn, single_statement=True))
+            result = fn(PostgresTx(conn, single_statement=True))
+            if on_commit is not None:
+                on_commit(_position(conn.execute(POSITION).fetchone()) or 0)
+            return result
         finally:
             if not conn.broken:  # a dead connection is discarded: keep the real error
                 conn.autocommit = before
