@@ -6,9 +6,12 @@ Which server answered is read on the servers: the standby logs every statement u
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -232,3 +235,48 @@ def test_replicas_need_a_postgresql_store(tmp_path: Any) -> None:
     with pytest.raises(MemoryValidationError, match="postgresql"):
         ConversationStore(f"sqlite:///{tmp_path / 'x.db'}", replicas=["postgresql://h/db"])
     assert not (tmp_path / "x.db").exists()
+
+
+def test_a_position_handed_to_another_process_makes_its_reads_see_the_write(
+    pair: Pair, urls: tuple[str, str], app: str
+) -> None:
+    primary, standby = urls
+    with ConversationStore(primary, replicas=[named(standby, app)]) as store:
+        fill(store)
+        pair.wait_caught_up()
+        pair.pause_replay()
+        done = subprocess.run(
+            [sys.executable, str(Path(__file__).with_name("writer.py")), primary],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+        position = done.stdout.strip()
+        assert store.get_history(conversation_id="c1")[-1].content == "hi"  # not seen yet
+        store.read_after(position)
+        assert store.get_history(conversation_id="c1")[-1].content == "from another process"
+        assert store.replica_position() == position
+
+
+@pytest.mark.parametrize(
+    "position", ["", "0", "0/", "/0", "G/0", "0/123456789", "0/1/2", " 0/1", "٣/1", "0/1\x00"]
+)
+def test_a_malformed_position_is_refused(store: ConversationStore, position: str) -> None:
+    with pytest.raises(MemoryValidationError) as refused:
+        store.read_after(position)
+    assert refused.value.argument == "position"
+
+
+def test_a_position_the_primary_has_not_reached_is_refused(store: ConversationStore) -> None:
+    with pytest.raises(MemoryValidationError, match="ahead of the primary"):
+        store.read_after("FFFFFFFF/FFFFFFFF")
+    assert store.get_messages(conversation_id="none") == []
+
+
+def test_without_replicas_there_is_no_position_to_follow(tmp_path: Any) -> None:
+    with ConversationStore(f"sqlite:///{tmp_path / 's.db'}") as store:
+        assert store.replica_position() is None
+        store.read_after("0/16B3748")
+        with pytest.raises(MemoryValidationError):
+            store.read_after("nope")

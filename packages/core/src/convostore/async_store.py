@@ -123,6 +123,11 @@ class AsyncConversationStore(Views):
     search_memories = _bridge(ConversationStore.search_memories, inline=False)
     reindex = _bridge(ConversationStore.reindex, inline=False)
     vacuum = _bridge(ConversationStore.vacuum, inline=False)
+    read_after = _bridge(ConversationStore.read_after, inline=False)
+
+    def replica_position(self) -> str | None:
+        """``ConversationStore.replica_position`` (it asks no server: not awaited)."""
+        return self.sync.replica_position()
 
     async def aclose(self) -> None:
         """``close()`` on a worker thread."""

@@ -515,6 +515,16 @@ class Backend(ABC):
         rewrites the whole file), outside any transaction; it locks them while it runs."""
         raise NotImplementedError(f"{type(self).__name__} cannot vacuum")
 
+    def position(self) -> int | None:
+        """With read replicas: the primary's WAL position (bytes) this process's reads see at
+        least; None without."""
+        return None
+
+    def follow(self, position: int) -> None:  # noqa: B027 - nothing to follow by default
+        """With read replicas: make this process's later reads see the primary up to
+        ``position`` (another process's write); ``MemoryValidationError`` if the primary has
+        not reached it. Without replicas every read sees every write already."""
+
     @property
     def primary(self) -> Backend:
         """Where writes go, and the reads that decide a write: this backend, unless it sends

@@ -53,10 +53,10 @@ _NOTIFY_TRIGGER = (
     " ON convostore_conversations FOR EACH ROW EXECUTE FUNCTION convostore_notify()"
 )
 CONNECT_TIMEOUT = 5
-# The primary's WAL position after a commit, as a number of bytes (``replicas.py``): at
-# ``synchronous_commit = on`` the commit is written by then, so a standby that replayed this
-# position sees the write.
-POSITION = b"SELECT pg_current_wal_lsn() - '0/0'::pg_lsn"
+# The primary's WAL position after a commit, as a number of bytes (``replicas.py``): the end
+# of what was inserted, so at or past the commit's record even at ``synchronous_commit = off``
+# (whose commit may not be written yet); a standby that replayed it sees the write.
+POSITION = b"SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn"
 """Seconds to wait for a connection unless the URL says ``?connect_timeout=N``."""
 
 

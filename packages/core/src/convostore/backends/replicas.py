@@ -139,6 +139,7 @@ class ReplicatedBackend(Backend):
         self.replicas = [Replica(r, primary.pool.max_size) for r in replicas]
         self.routed: collections.Counter[str] = collections.Counter()  # reads: where they ran
         self._turn = itertools.count()
+        self._reached = 0  # the primary's newest position known here
         primary.on_commit = self._wrote
         self._wrote(primary.read(_sample, single_statement=True))  # its migrations, just run
         self._stop = threading.Event()
@@ -154,6 +155,7 @@ class ReplicatedBackend(Backend):
         return self._primary
 
     def _wrote(self, position: int) -> None:
+        self._reached = max(self._reached, position)
         POSITIONS.wrote(self.server, position)
 
     def position(self) -> int:
@@ -162,7 +164,16 @@ class ReplicatedBackend(Backend):
 
     def follow(self, position: int) -> None:
         """Make later reads of this process see the primary up to ``position`` (a position
-        another process wrote, handed on by its caller)."""
+        another process wrote, handed on by its caller). A position the primary has not
+        reached is refused: it would send every read to the primary after a wait."""
+        if position > self._reached:
+            self._reached = max(self._reached, self._primary.read(_sample, single_statement=True))
+            if position > self._reached:
+                raise MemoryValidationError(
+                    f"position {format_position(position)} is ahead of the primary's"
+                    f" {format_position(self._reached)}: not a position it wrote",
+                    argument="position",
+                )
         POSITIONS.wrote(self.server, position)
 
     def write(
@@ -292,6 +303,7 @@ class ReplicatedBackend(Backend):
                 now = time.monotonic()
                 try:
                     samples.append((now, self._primary.read(_sample, single_statement=True)))
+                    self._reached = max(self._reached, samples[-1][1])
                 except Exception:  # the primary's own calls report its failures
                     continue
                 while len(samples) > 1 and samples[1][0] <= now - self.max_lag:
@@ -322,6 +334,11 @@ class ReplicatedBackend(Backend):
         else:
             replica.replayed = max(replica.replayed, replayed)
             replica.back()
+
+
+def format_position(position: int) -> str:
+    """A WAL position as PostgreSQL writes it (``0/16B3748``)."""
+    return f"{position >> 32:X}/{position & 0xFFFFFFFF:X}"
 
 
 def _replayed(replica: Replica, row: tuple[Any, ...] | None) -> int:
