@@ -19,7 +19,7 @@ src_crewai := packages/crewai-glue/src
 src_server := packages/server/src
 
 
-.PHONY: uv services browser test-web install install-tools demo test lint typecheck bench bench-memory bench-cli $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services browser test-web install install-tools demo test lint typecheck bench bench-memory bench-cli bench-replicas $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES)) install-tools
 
@@ -164,4 +164,11 @@ bench-cli: install-core services
 	.venvs/core/bin/python benchmarks/cli_bench.py --markdown benchmarks/results/cli.md
 	@.venvs/core/bin/python benchmarks/report.py
 
-bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli
+# Reads through a store with a read replica on a primary and hot standby of its own
+# (tests/pg_cluster.py: needs Debian's PostgreSQL binaries and root or the postgres user).
+bench-replicas: install-core
+	@echo "==> benchmarks/replicas_bench.py in .venvs/core -> benchmarks/results/replicas.md"
+	.venvs/core/bin/python benchmarks/replicas_bench.py --markdown benchmarks/results/replicas.md
+	@.venvs/core/bin/python benchmarks/report.py
+
+bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli bench-replicas

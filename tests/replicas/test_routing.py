@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import psycopg
 import pytest
 from convostore import AsyncConversationStore, ConversationStore, MemoryValidationError
@@ -203,9 +204,14 @@ async def test_the_async_store_reads_the_standby(
         ]
         pair.resume_replay()
         pair.wait_caught_up()
-        before = len(pair.standby.statements(app))
-        assert len(await store.get_history(conversation_id="c1")) == 2
-        assert len(pair.standby.statements(app)) > before
+        deadline = time.monotonic() + 30  # the watcher finds it caught up within max_replica_lag
+        while True:
+            before = len(pair.standby.statements(app))
+            assert len(await store.get_history(conversation_id="c1")) == 2
+            if len(pair.standby.statements(app)) > before:
+                break
+            assert time.monotonic() < deadline, "reads did not come back to the standby"
+            await anyio.sleep(0.1)
     finally:
         await store.aclose()
 

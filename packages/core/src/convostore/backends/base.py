@@ -52,6 +52,10 @@ class Tx(MemoryStatements, SearchStatements, ABC):
 
     lock_suffix = ""  # " FOR UPDATE" where rows must be locked explicitly
     single_statement = False  # the caller promised one statement: a second one is refused
+    # Set by a statement that turns ``synchronous_commit`` off for its transaction: on
+    # PostgreSQL with read replicas its commit may not be flushed when it returns, so the
+    # write's position is then taken at the end of the WAL inserted (``replicas.py``).
+    relaxed_commit = False
     _ran = False
 
     def _counted(self, statements: int = 1) -> None:

@@ -53,10 +53,14 @@ _NOTIFY_TRIGGER = (
     " ON convostore_conversations FOR EACH ROW EXECUTE FUNCTION convostore_notify()"
 )
 CONNECT_TIMEOUT = 5
-# The primary's WAL position after a commit, as a number of bytes (``replicas.py``): the end
-# of what was inserted, so at or past the commit's record even at ``synchronous_commit = off``
-# (whose commit may not be written yet); a standby that replayed it sees the write.
-POSITION = b"SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn"
+# The primary's WAL position after a commit, as a number of bytes (``replicas.py``): what it
+# has flushed, past the commit's record once a synchronous commit returns, and always sent to
+# the standbys; after a relaxed commit (``Tx.relaxed_commit``: not flushed yet) the end of
+# what was inserted, which the WAL writer flushes within a few ``wal_writer_delay``.
+POSITION = (
+    b"SELECT pg_current_wal_flush_lsn() - '0/0'::pg_lsn,"
+    b" pg_current_wal_insert_lsn() - '0/0'::pg_lsn"
+)
 """Seconds to wait for a connection unless the URL says ``?connect_timeout=N``."""
 
 
@@ -101,7 +105,7 @@ class PostgresTx(PostgresSearch, Tx):
         if self.pipeline is not None:  # what was prefetched is read from here on
             self.pipeline = None
             self._syncs += 1
-        return None if asked is None else _position(asked.fetchone())
+        return None if asked is None else _position(asked.fetchone(), self.relaxed_commit)
 
     def abandon(self, exc: BaseException) -> None:
         """Leave pipeline mode after ``exc`` (errors found doing so are not raised: ``exc``
@@ -246,8 +250,10 @@ STREAM_BYTES = 8 * 1024 * 1024
 STREAM_ROWS = 5000
 
 
-def _position(row: tuple[Any, ...] | None) -> int | None:
-    return None if row is None or row[0] is None else int(row[0])
+def _position(row: tuple[Any, ...] | None, relaxed: bool = False) -> int | None:
+    """The first column of ``row`` as a WAL position (the second after a relaxed commit)."""
+    at = 1 if relaxed else 0
+    return None if row is None or row[at] is None else int(row[at])
 
 
 def _row_bytes(row: Sequence[Any]) -> int:
@@ -429,9 +435,10 @@ class PostgresBackend(Backend):
         before = conn.autocommit
         conn.autocommit = True
         try:
-            result = fn(PostgresTx(conn, single_statement=True))
+            tx = PostgresTx(conn, single_statement=True)
+            result = fn(tx)
             if on_commit is not None:
-                on_commit(_position(conn.execute(POSITION).fetchone()) or 0)
+                on_commit(_position(conn.execute(POSITION).fetchone(), tx.relaxed_commit) or 0)
             return result
         finally:
             if not conn.broken:  # a dead connection is discarded: keep the real error

@@ -106,6 +106,7 @@ class Replica:
         self.pool.open(wait=False)
 
     def leave(self, why: str) -> None:
+        self.replayed = 0  # a standby restarted may start over from an earlier position
         if self.healthy:
             self.healthy = False
             log.warning("replica %s gets no reads: %s", self.name, why)
@@ -167,8 +168,9 @@ class ReplicatedBackend(Backend):
         another process wrote, handed on by its caller). A position the primary has not
         reached is refused: it would send every read to the primary after a wait."""
         if position > self._reached:
-            self._reached = max(self._reached, self._primary.read(_sample, single_statement=True))
-            if position > self._reached:
+            inserted = self._primary.read(_inserted, single_statement=True)
+            self._reached = max(self._reached, inserted)
+            if position > inserted:
                 raise MemoryValidationError(
                     f"position {format_position(position)} is ahead of the primary's"
                     f" {format_position(self._reached)}: not a position it wrote",
@@ -238,17 +240,21 @@ class ReplicatedBackend(Backend):
         replica: Replica, fn: Callable[[Tx], T], need: int, single_statement: bool
     ) -> T:
         """``fn`` on ``replica`` in a snapshot taken after its replay position was read;
-        ``_Behind`` if that position is short of ``need``. One statement travels with the
-        question (one round trip, its snapshot taken after it); several run in one REPEATABLE
-        READ snapshot after it (the round trips of a read on the primary)."""
+        ``_Behind`` if that position is short of ``need``. A position seen replayed already
+        needs no question (replay only moves on): the read is then the same as on the primary.
+        Otherwise one statement travels with the question (its snapshot taken after it, in
+        one pipeline); several run in one REPEATABLE READ snapshot after it."""
         with replica.pool.connection() as conn:
             if _closed_by_server(conn):  # the standby restarted since: a fresh connection
                 conn.close()
                 raise psycopg.OperationalError("the replica closed its connection")
-            if not single_statement:
-                replayed = _replayed(replica, conn.execute(_REPLAYED).fetchone())
-                if replayed < need:
-                    raise _Behind(replayed)
+            if need <= replica.replayed or not single_statement:
+                if need > replica.replayed:  # asked first: the snapshot is taken after
+                    replayed = _replayed(replica, conn.execute(_REPLAYED).fetchone())
+                    if replayed < need:
+                        raise _Behind(replayed)
+                if single_statement:
+                    return fn(PostgresTx(conn, single_statement=True))
                 conn.autocommit = False
                 try:
                     return PostgresBackend._snapshot(conn, fn)
@@ -276,7 +282,7 @@ class ReplicatedBackend(Backend):
 
     def _wait(self, replica: Replica, need: int, replayed: int, deadline: float) -> bool:
         """Whether ``replica`` replays ``need`` before ``deadline`` (asked every few ms)."""
-        delay = 0.002
+        delay = 0.0005
         while replayed < need:
             if time.monotonic() + delay > deadline:
                 return False
@@ -349,7 +355,13 @@ def _replayed(replica: Replica, row: tuple[Any, ...] | None) -> int:
     return replayed
 
 
+def _inserted(tx: Tx) -> int:
+    """The end of the primary's WAL: no write's position is beyond it."""
+    return int(tx.execute(POSITION.decode())[0][1])
+
+
 def _sample(tx: Tx) -> int:
+    """The primary's flushed position: what its standbys can have replayed."""
     return int(tx.execute(POSITION.decode())[0][0])
 
 

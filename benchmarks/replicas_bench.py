@@ -1,0 +1,165 @@
+"""Reads through a store with a read replica, against the same reads sent straight to the
+standby, on a real primary and hot standby started for the run (``tests/pg_cluster.py``:
+Debian's PostgreSQL binaries as the ``postgres`` user, on free loopback ports).
+
+    make bench-replicas   # or: .venvs/core/bin/python benchmarks/replicas_bench.py
+
+"Routed" is ``ConversationStore(primary, replicas=[standby])``: each read asks the standby's
+replay position in its own round trip and checks it against this process's last write.
+"Straight" is the same store code reading the standby with no routing and no check. Both
+servers share this machine's cores, and the standby logs every statement (that is how the
+tests and this run count, on the server, which reads it answered), so absolute times are
+this machine's; the ratio is the cost of the routing. "Read after write" appends a message
+and reads the conversation back at once, through the routed store: how often the standby
+had already replayed the write, and what the turn costs against the same turn with no
+replica.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from convostore import ConversationStore
+from convostore.backends.postgres import PostgresBackend
+from convostore.backends.replicas import ReplicatedBackend
+from pg_cluster import schema_urls, started_pair
+from report import markdown_report
+
+TEXT = "The quick brown fox jumps over the lazy dog. " * 4  # ~180 bytes, as a chat turn
+
+
+class _Straight(PostgresBackend):
+    """A backend that reads the standby directly: the schema is there already (replicated)."""
+
+    def migrate(self, component: Any, steps: Any = None) -> None:
+        pass
+
+
+def straight_store(primary: str, standby: str) -> ConversationStore:
+    store = ConversationStore(primary)
+    store.backend.close()
+    store.backend = _Straight(url=standby)
+    return store
+
+
+def best_of(fn: Callable[[], object], calls: int, rounds: int) -> float:
+    """Microseconds a call: the median of ``rounds`` rounds' means (rounds of the two sides
+    alternate, so both see the same machine)."""
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        times.append((time.perf_counter() - start) / calls * 1e6)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--conversations", type=int, default=200)
+    parser.add_argument("--messages", type=int, default=50, help="per conversation")
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=7)
+    with markdown_report("Read replicas", ["convostore", "psycopg"]), started_pair() as pair:
+        args = parser.parse_args()
+        _, primary, standby = schema_urls(pair)
+        with ConversationStore(primary) as writer:
+            for c in range(args.conversations):
+                writer.append_messages(
+                    conversation_id=f"c{c}",
+                    user_id=f"u{c % 20}",
+                    messages=[
+                        {"role": "user" if i % 2 == 0 else "assistant", "content": TEXT}
+                        for i in range(args.messages)
+                    ],
+                )
+            middle = writer.get_messages(conversation_id="c7", limit=args.messages // 2)[-1]
+        pair.wait_caught_up()
+        routed = ConversationStore(
+            primary, replicas=[f"{standby}&application_name=bench_routed"], max_replica_lag=5
+        )
+        straight = straight_store(primary, f"{standby}&application_name=bench_straight")
+        reads: dict[str, Callable[[ConversationStore], object]] = {
+            "get_messages(limit=20), the newest": lambda s: s.get_messages(
+                conversation_id="c7", limit=20, order="desc"
+            ),
+            "get_messages(limit=20), from the middle": lambda s: s.get_messages(
+                conversation_id="c7", limit=20, after=middle.message_id
+            ),
+            "get_conversation": lambda s: s.get_conversation(conversation_id="c7"),
+            "list_conversations(user_id=...)": lambda s: s.list_conversations(user_id="u7"),
+            "get_history(conversation_id, user_id)": lambda s: s.get_history(
+                conversation_id="c7", user_id="u7"
+            ),
+        }
+        print(
+            f"{args.conversations * args.messages:,} messages ({args.conversations} conversations);"
+            f" µs a read, median of {args.rounds} rounds of {args.calls} calls\n"
+        )
+        print("| read | routed (replicas=) | straight to the standby | routed / straight |")
+        print("|---|---|---|---|")
+        issued = 0
+        for name, read in reads.items():
+            mine, theirs = [], []
+            for _ in range(args.rounds):  # alternate the sides round by round
+                mine.append(best_of(functools.partial(read, routed), args.calls, 1))
+                theirs.append(best_of(functools.partial(read, straight), args.calls, 1))
+            issued += args.rounds * args.calls
+            a, b = statistics.median(mine), statistics.median(theirs)
+            print(f"| {name} | {a:.0f} | {b:.0f} | {a / b:.2f} |")
+        backend = routed.backend
+        assert isinstance(backend, ReplicatedBackend)
+        on_standby = sum(n for k, n in backend.routed.items() if k != "primary")
+        checks = sum("pg_last_wal_replay_lsn" in s for s in pair.standby.statements("bench_routed"))
+        print(
+            f"\nAnswered by the standby: {on_standby:,} of {issued:,} reads"
+            f" ({on_standby / issued:.1%}) by the store's count; the standby logged {checks:,}"
+            " replay-position checks from that store (a read asks only when this process wrote"
+            " since the standby was last seen past it)."
+        )
+
+        # Read after write: a turn (append, then read the conversation back) through the
+        # routed store and through a store with no replica.
+        plain = ConversationStore(primary)
+        turns = args.calls
+        before = dict(backend.routed)
+
+        def turn(store: ConversationStore, i: int) -> None:
+            store.append_message(conversation_id=f"t{i}", role="user", content=TEXT)
+            store.get_messages(conversation_id=f"t{i}", limit=20, order="desc")
+
+        mine, theirs = [], []
+        for r in range(args.rounds):
+            start = time.perf_counter()
+            for i in range(turns):
+                turn(routed, r * turns + i)
+            mine.append((time.perf_counter() - start) / turns * 1e6)
+            start = time.perf_counter()
+            for i in range(turns):
+                turn(plain, 10**6 + r * turns + i)
+            theirs.append((time.perf_counter() - start) / turns * 1e6)
+        after = dict(backend.routed)
+        fresh = sum(n - before.get(k, 0) for k, n in after.items() if k != "primary")
+        total = args.rounds * turns
+        print(
+            f"\nRead after write (append, then get_messages at once), µs a turn: routed"
+            f" {statistics.median(mine):.0f}, no replica {statistics.median(theirs):.0f};"
+            f" the standby answered {fresh:,} of {total:,} reads that followed a write"
+            f" ({fresh / total:.1%}; a read waits for the standby to replay the write, up to"
+            " max_replica_lag, and reads the primary after that)."
+        )
+        for store in (routed, straight, plain):
+            store.close()
+
+
+if __name__ == "__main__":
+    main()
