@@ -166,8 +166,7 @@ def create_app(
     app.add_middleware(RequestBodyLimitMiddleware, max_body_size=max_body_bytes)
     app.add_middleware(BodyBudget, max_bytes=max_inflight_body_bytes)
     app.add_middleware(DeclaredSizeLimit, max_bytes=max_body_bytes)
-    if async_store.replica_position() is not None:  # reads go to replicas
-        app.add_middleware(ReadYourWrites, store=async_store)
+    app.add_middleware(ReadYourWrites, store=async_store)
     app.add_middleware(AuthenticateFirst, ctx=ctx)
     if cors_origins:
         app.add_middleware(

@@ -117,7 +117,8 @@ class ReadYourWrites:
     """Read replicas' read-your-writes across processes (README, "Read replicas"): every
     response carries ``Convostore-Position``, the primary's WAL position this process's reads
     see (its writes included); a request that sends one back has its reads see at least that
-    position, whichever worker or server process answers it. Runs after authentication: a
+    position, whichever worker or server process answers it. Without replicas there is no
+    position to give, and one sent is only checked (every read sees every write already). Runs after authentication: a
     position the primary has not reached costs a primary round trip, then a 400."""
 
     def __init__(self, app: ASGIApp, store: AsyncConversationStore) -> None:
