@@ -21,6 +21,7 @@ import argparse
 import functools
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -51,16 +52,75 @@ def straight_store(primary: str, standby: str) -> ConversationStore:
     return store
 
 
-def best_of(fn: Callable[[], object], calls: int, rounds: int) -> float:
-    """Microseconds a call: the median of ``rounds`` rounds' means (rounds of the two sides
-    alternate, so both see the same machine)."""
-    times = []
-    for _ in range(rounds):
+def paired(a: Callable[[], object], b: Callable[[], object], calls: int) -> tuple[float, float]:
+    """Microseconds a call of ``a`` and of ``b``: the medians of ``calls`` calls of each, one
+    of ``a`` then one of ``b``, so that both meet the same moments of a shared machine."""
+    times_a, times_b = [], []
+    for _ in range(calls):
         start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        times.append((time.perf_counter() - start) / calls * 1e6)
-    return statistics.median(times)
+        a()
+        middle = time.perf_counter()
+        b()
+        times_a.append(middle - start)
+        times_b.append(time.perf_counter() - middle)
+    return statistics.median(times_a) * 1e6, statistics.median(times_b) * 1e6
+
+
+THREADS, SECONDS = 8, 3.0
+
+
+def throughput(store: ConversationStore) -> float:
+    """Reads a second from ``THREADS`` threads, each reading its own conversation."""
+    stop = time.monotonic() + SECONDS
+    counts = [0] * THREADS
+
+    def reader(i: int) -> None:
+        while time.monotonic() < stop:
+            store.get_messages(conversation_id=f"c{i}", limit=20, order="desc")
+            counts[i] += 1
+
+    threads = [threading.Thread(target=reader, args=(i,)) for i in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(counts) / SECONDS
+
+
+def turn(store: ConversationStore, i: int) -> None:
+    """Append to conversation ``t<i>``, then read it back at once."""
+    store.append_message(conversation_id=f"t{i}", role="user", content=TEXT)
+    store.get_messages(conversation_id=f"t{i}", limit=20, order="desc")
+
+
+def read_after_write(
+    routed: ConversationStore, plain: ConversationStore, turns: int, rounds: int
+) -> None:
+    """A turn (append, then read the conversation back) through the routed store and through
+    a store with no replica."""
+    backend = routed.backend
+    assert isinstance(backend, ReplicatedBackend)
+    before = dict(backend.routed)
+    mine, theirs = [], []
+    for r in range(rounds):
+        start = time.perf_counter()
+        for i in range(turns):
+            turn(routed, r * turns + i)
+        mine.append((time.perf_counter() - start) / turns * 1e6)
+        start = time.perf_counter()
+        for i in range(turns):
+            turn(plain, 10**6 + r * turns + i)
+        theirs.append((time.perf_counter() - start) / turns * 1e6)
+    after = dict(backend.routed)
+    fresh = sum(n - before.get(k, 0) for k, n in after.items() if k != "primary")
+    total = rounds * turns
+    print(
+        f"\nRead after write (append, then get_messages at once), µs a turn: routed"
+        f" {statistics.median(mine):.0f}, no replica {statistics.median(theirs):.0f};"
+        f" the standby answered {fresh:,} of {total:,} reads that followed a write"
+        f" ({fresh / total:.1%}; a read waits for the standby to replay the write, up to"
+        " max_replica_lag, and reads the primary after that)."
+    )
 
 
 def main() -> None:
@@ -103,60 +163,45 @@ def main() -> None:
         }
         print(
             f"{args.conversations * args.messages:,} messages ({args.conversations} conversations);"
-            f" µs a read, median of {args.rounds} rounds of {args.calls} calls\n"
+            f" µs a read, the median of {args.rounds * args.calls:,} calls of each side, alternating\n"
         )
         print("| read | routed (replicas=) | straight to the standby | routed / straight |")
         print("|---|---|---|---|")
         issued = 0
         for name, read in reads.items():
-            mine, theirs = [], []
-            for _ in range(args.rounds):  # alternate the sides round by round
-                mine.append(best_of(functools.partial(read, routed), args.calls, 1))
-                theirs.append(best_of(functools.partial(read, straight), args.calls, 1))
+            a, b = paired(
+                functools.partial(read, routed),
+                functools.partial(read, straight),
+                args.rounds * args.calls,
+            )
             issued += args.rounds * args.calls
-            a, b = statistics.median(mine), statistics.median(theirs)
             print(f"| {name} | {a:.0f} | {b:.0f} | {a / b:.2f} |")
         backend = routed.backend
         assert isinstance(backend, ReplicatedBackend)
         on_standby = sum(n for k, n in backend.routed.items() if k != "primary")
-        checks = sum("pg_last_wal_replay_lsn" in s for s in pair.standby.statements("bench_routed"))
+
+        def logged(application: str) -> int:
+            return sum("convostore_" in s for s in pair.standby.statements(application))
+
+        # Counted on the server: the standby's log holds each statement of a read it answered,
+        # under the store's application_name; the straight store, all of whose reads it
+        # answered, issued the same reads, so the two counts' ratio is the routed share.
+        served = logged("bench_routed") / logged("bench_straight")
         print(
-            f"\nAnswered by the standby: {on_standby:,} of {issued:,} reads"
-            f" ({on_standby / issued:.1%}) by the store's count; the standby logged {checks:,}"
-            " replay-position checks from that store (a read asks only when this process wrote"
-            " since the standby was last seen past it)."
+            f"\nAnswered by the standby, counted on the standby (the statements it logged for"
+            f" the routed store against those of the straight one, which issued the same"
+            f" {issued:,} reads): {served:.1%}; by the store's own count, {on_standby:,} of"
+            f" {issued:,}."
         )
 
-        # Read after write: a turn (append, then read the conversation back) through the
-        # routed store and through a store with no replica.
+        # Throughput: 8 threads reading for a few seconds, through the routed store (the
+        # standby answers) and through a store with no replica (the primary answers).
         plain = ConversationStore(primary)
-        turns = args.calls
-        before = dict(backend.routed)
+        print(f"\nget_messages(limit=20) from {THREADS} threads for {SECONDS} s, reads/s:")
+        for side, store in [("routed to the standby", routed), ("the primary alone", plain)]:
+            print(f"- {side}: {throughput(store):,.0f}")
 
-        def turn(store: ConversationStore, i: int) -> None:
-            store.append_message(conversation_id=f"t{i}", role="user", content=TEXT)
-            store.get_messages(conversation_id=f"t{i}", limit=20, order="desc")
-
-        mine, theirs = [], []
-        for r in range(args.rounds):
-            start = time.perf_counter()
-            for i in range(turns):
-                turn(routed, r * turns + i)
-            mine.append((time.perf_counter() - start) / turns * 1e6)
-            start = time.perf_counter()
-            for i in range(turns):
-                turn(plain, 10**6 + r * turns + i)
-            theirs.append((time.perf_counter() - start) / turns * 1e6)
-        after = dict(backend.routed)
-        fresh = sum(n - before.get(k, 0) for k, n in after.items() if k != "primary")
-        total = args.rounds * turns
-        print(
-            f"\nRead after write (append, then get_messages at once), µs a turn: routed"
-            f" {statistics.median(mine):.0f}, no replica {statistics.median(theirs):.0f};"
-            f" the standby answered {fresh:,} of {total:,} reads that followed a write"
-            f" ({fresh / total:.1%}; a read waits for the standby to replay the write, up to"
-            " max_replica_lag, and reads the primary after that)."
-        )
+        read_after_write(routed, plain, args.calls, args.rounds)
         for store in (routed, straight, plain):
             store.close()
 
