@@ -19,7 +19,7 @@ import psycopg
 import pytest
 from convostore import AsyncConversationStore, ConversationStore, MemoryValidationError
 from convostore.backends.replicas import ReplicatedBackend
-from pg_cluster import Pair
+from pg_cluster import Pair, free_port
 
 Reads = dict[str, Callable[[ConversationStore], Any]]
 
@@ -286,3 +286,18 @@ def test_without_replicas_there_is_no_position_to_follow(tmp_path: Any) -> None:
         store.read_after("0/16B3748")
         with pytest.raises(MemoryValidationError):
             store.read_after("nope")
+
+
+def test_a_replica_down_from_the_start_fails_no_call(
+    urls: tuple[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Nothing listens on its port: the store opens, and every call runs on the primary."""
+    caplog.set_level(logging.WARNING, logger="convostore.replicas")
+    primary, _ = urls
+    down = f"postgresql://postgres@127.0.0.1:{free_port()}/postgres?connect_timeout=1"
+    with ConversationStore(primary, replicas=[down]) as store:
+        fill(store)
+        assert store.get_history(conversation_id="c1")[-1].content == "hi"
+        assert store.list_conversations(user_id="u").items[0].message_count == 2
+        assert routed(store).routed["primary"] >= 2
+    assert any("gets no reads" in r.getMessage() for r in caplog.records)
