@@ -70,12 +70,19 @@ def test_every_read_kind_is_answered_by_the_caught_up_standby(
         "get_history": lambda s: s.get_history(conversation_id="c1", user_id="u"),
         "get_message": lambda s: s.get_message(conversation_id="c1", message_id=mid),
         "get_conversation": lambda s: s.get_conversation(conversation_id="c1"),
-        "list_conversations": lambda s: s.list_conversations(user_id="u"),
-        "get_changes": lambda s: s.get_changes(conversation_id="c1"),
-        "search_messages": lambda s: s.search_messages(query="hello", user_id="u"),
+        "list_conversations": lambda s: s.list_conversations(user_id="u").items,
+        "get_changes": lambda s: s.get_changes(conversation_id="c1").items,
+        "search_messages": lambda s: s.search_messages(query="hello", user_id="u").items,
         "get_memory_store": lambda s: s.get_memory_store(sid, user_id="u"),
-        "list_memories": lambda s: s.list_memories(sid, user_id="u"),
+        "list_memories": lambda s: s.list_memories(sid, user_id="u").items,
         "get_memory_by_path": lambda s: s.get_memory_by_path(sid, "a.md", user_id="u"),
+        "get_contents": lambda s: s.get_contents(conversation_id="c1", user_id="u"),
+        "find_conversations": lambda s: s.find_conversations(id_prefix="c", user_id="u"),
+        "list_memory_stores": lambda s: s.list_memory_stores(user_id="u").items,
+        "list_memory_versions": lambda s: s.list_memory_versions(sid, user_id="u").items,
+        "search_memories": lambda s: (
+            s.search_memories(memory_store_id=sid, query="remember", user_id="u").items
+        ),
     }
     backend = routed(store)
     for name, read in reads.items():
