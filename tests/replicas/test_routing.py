@@ -71,7 +71,7 @@ def test_every_read_kind_is_answered_by_the_caught_up_standby(
         "get_message": lambda s: s.get_message(conversation_id="c1", message_id=mid),
         "get_conversation": lambda s: s.get_conversation(conversation_id="c1"),
         "list_conversations": lambda s: s.list_conversations(user_id="u").items,
-        "get_changes": lambda s: s.get_changes(conversation_id="c1").items,
+        "get_changes": lambda s: s.get_changes(conversation_id="c1", after=0).items,
         "search_messages": lambda s: s.search_messages(query="hello", user_id="u").items,
         "get_memory_store": lambda s: s.get_memory_store(sid, user_id="u"),
         "list_memories": lambda s: s.list_memories(sid, user_id="u").items,
