@@ -308,3 +308,19 @@ def test_a_replica_down_from_the_start_fails_no_call(
         assert store.list_conversations(user_id="u").items[0].message_count == 2
         assert routed(store).routed["primary"] >= 2
     assert any("gets no reads" in r.getMessage() for r in caplog.records)
+
+
+def test_a_replica_url_may_carry_prepare_threshold(
+    pair: Pair, urls: tuple[str, str], app: str
+) -> None:
+    """As the store's own URL may (psycopg's setting, taken out of what libpq reads)."""
+    primary, standby = urls
+    replica = f"{named(standby, app)}&prepare_threshold=0"
+    with ConversationStore(primary, replicas=[replica]) as store:
+        fill(store)
+        pair.wait_caught_up()
+        before = len(pair.standby.statements(app))
+        assert store.get_history(conversation_id="c1")[-1].content == "hi"
+        assert len(pair.standby.statements(app)) > before
+    with pytest.raises(MemoryValidationError, match="prepare_threshold"):
+        ConversationStore(primary, replicas=[f"{standby}&prepare_threshold=x"])

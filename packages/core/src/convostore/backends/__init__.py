@@ -53,15 +53,8 @@ def open_backend(
     if scheme in ("postgresql", "postgres") or scheme.startswith("postgresql+"):
         from .postgres import PostgresBackend
 
-        pairs = parse_qsl(parts.query, keep_blank_values=True)
-        given = [v for k, v in pairs if k == "prepare_threshold"]
-        if not given:
-            return PostgresBackend(url=url.replace(scheme + "://", "postgresql://", 1))
-        rest = urlencode([(k, v) for k, v in pairs if k != "prepare_threshold"])
-        return PostgresBackend(
-            url=urlunsplit(("postgresql", parts.netloc, parts.path, rest, parts.fragment)),
-            prepare_threshold=_prepare_threshold(given[-1]),
-        )
+        conninfo, threshold = postgres_url(url)
+        return PostgresBackend(url=conninfo, prepare_threshold=threshold)
     raise MemoryValidationError(
         f"url scheme {scheme!r} is not supported; use sqlite:///file.db, postgresql://... or memory://"
     )
@@ -126,6 +119,19 @@ MAX_REPLICA_LAG = 3600
 def _is_postgres(url: str) -> bool:
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     return scheme in ("postgresql", "postgres")
+
+
+def postgres_url(url: str) -> tuple[str, int | None]:
+    """A ``postgresql://`` URL as libpq reads it, and its ``prepare_threshold`` (psycopg's,
+    not libpq's: taken out of the URL)."""
+    parts = urlsplit(url)
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    given = [v for k, v in pairs if k == "prepare_threshold"]
+    if not given:
+        return url.replace(parts.scheme + "://", "postgresql://", 1), None
+    rest = urlencode([(k, v) for k, v in pairs if k != "prepare_threshold"])
+    conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, rest, parts.fragment))
+    return conninfo, _prepare_threshold(given[-1])
 
 
 _SQLITE_FORMS = "sqlite:///relative/path.db or sqlite:////absolute/path.db"

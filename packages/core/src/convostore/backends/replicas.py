@@ -27,6 +27,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
 from ..errors import ClosedError, MemoryValidationError
+from . import postgres_url
 from .base import Backend, T, Tx
 from .postgres import (
     POSITION,
@@ -79,7 +80,8 @@ POSITIONS = Positions()
 class Replica:
     """One standby: its connections (read-only, made on demand) and whether it gets reads."""
 
-    def __init__(self, url: str, max_size: int) -> None:
+    def __init__(self, given: str, max_size: int) -> None:
+        url, threshold = postgres_url(given)
         self.url = url
         self.name = server_of(url)
         self.connect_timeout = _connect_timeout(url)
@@ -92,7 +94,7 @@ class Replica:
             kwargs={
                 "connect_timeout": self.connect_timeout,
                 "autocommit": True,
-                "prepare_threshold": None,
+                "prepare_threshold": threshold,
                 "options": " ".join(
                     [
                         str(conninfo_to_dict(url).get("options") or ""),
