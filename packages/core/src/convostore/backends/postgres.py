@@ -53,6 +53,7 @@ _NOTIFY_TRIGGER = (
     " ON convostore_conversations FOR EACH ROW EXECUTE FUNCTION convostore_notify()"
 )
 CONNECT_TIMEOUT = 5
+"""Seconds to wait for a connection unless the URL says ``?connect_timeout=N``."""
 # The primary's WAL position after a commit, as a number of bytes (``replicas.py``): what it
 # has flushed, past the commit's record once a synchronous commit returns, and always sent to
 # the standbys; after a relaxed commit (``Tx.relaxed_commit``: not flushed yet) the end of
@@ -61,7 +62,6 @@ POSITION = (
     b"SELECT pg_current_wal_flush_lsn() - '0/0'::pg_lsn,"
     b" pg_current_wal_insert_lsn() - '0/0'::pg_lsn"
 )
-"""Seconds to wait for a connection unless the URL says ``?connect_timeout=N``."""
 
 
 class PostgresTx(PostgresSearch, Tx):
