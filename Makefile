@@ -24,7 +24,7 @@ src_server := packages/server/src
 also_server := convostore-openai
 
 
-.PHONY: uv services browser test-web install install-tools install-ts test-ts bench-ts demo test lint typecheck bench bench-memory bench-cli bench-search bench-openai-v1 $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services browser test-web install install-tools install-ts test-ts bench-ts demo test lint typecheck bench bench-memory bench-cli bench-search bench-openai-v1 bench-replicas $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES)) install-tools install-ts
 
@@ -118,8 +118,9 @@ test-ts: install-ts install-server
 	@echo "==> packages/client-ts: tsc --strict, then node --test against convostore-server"
 	@cd packages/client-ts && npm test --silent
 
-# The convostore command (core distribution) is tested with the core: tests/cli.
-tests_core := tests/core tests/cli
+# The convostore command (core distribution) is tested with the core: tests/cli; and read
+# replicas (tests/replicas: a primary and a hot standby of their own, tests/pg_cluster.py).
+tests_core := tests/core tests/cli tests/replicas
 
 $(addprefix test-,$(PACKAGES)): test-%: install-% services
 	@echo "==> $(or $(tests_$*),tests/$*) in .venvs/$*"
@@ -206,4 +207,11 @@ bench-openai-v1: install-server services
 	.venvs/server/bin/python benchmarks/openai_v1_bench.py --markdown benchmarks/results/openai_v1.md
 	@.venvs/core/bin/python benchmarks/report.py
 
-bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli bench-search bench-openai-v1 bench-ts
+# Reads through a store with a read replica on a primary and hot standby of its own
+# (tests/pg_cluster.py: needs Debian's PostgreSQL binaries and root or the postgres user).
+bench-replicas: install-core
+	@echo "==> benchmarks/replicas_bench.py in .venvs/core -> benchmarks/results/replicas.md"
+	.venvs/core/bin/python benchmarks/replicas_bench.py --markdown benchmarks/results/replicas.md
+	@.venvs/core/bin/python benchmarks/report.py
+
+bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli bench-search bench-openai-v1 bench-ts bench-replicas

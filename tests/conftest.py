@@ -6,9 +6,13 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import pytest
+
+if TYPE_CHECKING:
+    from pg_cluster import Pair
 
 PG_URL = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 BACKENDS = ["memory", "sqlite", "postgres"]
@@ -81,3 +85,41 @@ def backend_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """An empty database several stores and processes can open together (not memory)."""
     return _url(request.param, request, tmp_path)
+
+
+# -- a primary and a streaming hot standby (tests/pg_cluster.py), started once a session ----
+
+
+@pytest.fixture(scope="session")
+def pair() -> Iterator[Pair]:
+    """A primary and its hot standby, started on first use, stopped when the session ends."""
+    from pg_cluster import missing, started_pair
+
+    why = missing()
+    if why is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the replica tests need a PostgreSQL pair under CI=true: {why}")
+        pytest.skip(why)
+    with started_pair() as started:
+        yield started
+
+
+@pytest.fixture
+def urls(pair: Pair) -> Iterator[tuple[str, str]]:
+    """The primary's and the standby's URLs on a fresh schema, the standby caught up (its
+    replay running) before and after the test."""
+    from pg_cluster import schema_urls
+
+    pair.resume_replay()
+    schema, primary, standby = schema_urls(pair)
+    pair.wait_caught_up()
+    yield primary, standby
+    if not _running(pair):
+        pair.standby.start()
+    pair.resume_replay()
+    with pair.primary.connect() as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def _running(pair: Pair) -> bool:
+    return (pair.standby.data / "postmaster.pid").exists()

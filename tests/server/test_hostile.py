@@ -552,3 +552,28 @@ def test_v1_bodies_over_the_bound_are_413s_in_openais_shape(tight: Server) -> No
     )
     assert _openai_error(streamed, 413, None)["code"] == "too_large"
     assert http.get(f"/v1/conversations/{conv}/items").json()["data"] == []
+
+
+@pytest.mark.parametrize(
+    "position",
+    ["nope", "0/", "/0", "G/1", "1/2/3", "0/" + "F" * 40, "1" * 5000 + "/1", b"\xd9\xa3/1"],
+)
+def test_a_forged_replica_position_is_a_400_naming_its_header(
+    server: Server, position: str | bytes
+) -> None:
+    """``Convostore-Position`` (read replicas' read-your-writes) is checked on every server,
+    with or without replicas, after authentication."""
+    response = server.client("alice").get(
+        "/conversations", headers={"Convostore-Position": position}
+    )
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["argument"] == "Convostore-Position"
+    refused = server.client(None).get("/conversations", headers={"Convostore-Position": position})
+    assert refused.status_code == 401
+
+
+def test_a_well_formed_position_without_replicas_changes_nothing(server: Server) -> None:
+    alice = server.client("alice")
+    answer = alice.get("/conversations", headers={"Convostore-Position": "0/16B3748"})
+    assert answer.status_code == 200
+    assert "Convostore-Position" not in answer.headers

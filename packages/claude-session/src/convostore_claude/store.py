@@ -66,16 +66,21 @@ class ConvostoreSessionStore(SessionStore):
         tenant: str | None = None,
         user_id: str | None = None,
         max_entries: int = DEFAULT_MAX_ENTRIES,
+        replicas: Sequence[str] | None = None,
     ) -> None:
         if url is not None and store is not None:
             raise MemoryValidationError("pass url or store, not both")
+        if store is not None and replicas is not None:
+            raise MemoryValidationError(
+                "replicas goes with url; a store passed in keeps its own", argument="replicas"
+            )
         check_int("max_entries", max_entries, minimum=1)
         if tenant is not None:
             check_field("tenant", tenant)
         if user_id is not None:  # a conversation owner: the core's id limits
             check_id("user_id", user_id, Limits())
         self._owned = store is None
-        base = ConversationStore(url) if store is None else store
+        base = ConversationStore(url, replicas=replicas) if store is None else store
         sync = base.sync if isinstance(base, AsyncConversationStore) else base
         if not isinstance(sync, ConversationStore):
             raise MemoryValidationError(

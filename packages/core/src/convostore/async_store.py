@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar
 
@@ -62,9 +62,18 @@ class AsyncConversationStore(Views):
         clock: Callable[[], int] = now_ms,
         sync: ConversationStore | None = None,
         inline: bool = True,
+        replicas: Sequence[str] | None = None,
+        max_replica_lag: float | None = None,
     ) -> None:
         self._views = {}
-        self.sync = sync or ConversationStore(url, pool=pool, limits=limits, clock=clock)
+        self.sync = sync or ConversationStore(
+            url,
+            pool=pool,
+            limits=limits,
+            clock=clock,
+            replicas=replicas,
+            max_replica_lag=max_replica_lag,
+        )
         self.inline = inline
 
     append_message = _bridge(ConversationStore.append_message)
@@ -114,6 +123,11 @@ class AsyncConversationStore(Views):
     search_memories = _bridge(ConversationStore.search_memories, inline=False)
     reindex = _bridge(ConversationStore.reindex, inline=False)
     vacuum = _bridge(ConversationStore.vacuum, inline=False)
+    read_after = _bridge(ConversationStore.read_after, inline=False)
+
+    def replica_position(self) -> str | None:
+        """``ConversationStore.replica_position`` (it asks no server: not awaited)."""
+        return self.sync.replica_position()
 
     async def aclose(self) -> None:
         """``close()`` on a worker thread."""

@@ -41,6 +41,20 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 
 
+def parse_position(text: object) -> int:
+    """A WAL position written as PostgreSQL writes it (``16/B374D848``), in bytes."""
+    if isinstance(text, str) and len(text) <= 17 and text.count("/") == 1:
+        high, low = text.split("/")
+        digits = "0123456789abcdefABCDEF"
+        if all(0 < len(part) <= 8 and all(c in digits for c in part) for part in (high, low)):
+            return int(high, 16) << 32 | int(low, 16)
+    shown = text[:40] if isinstance(text, str) else type(text).__name__
+    raise MemoryValidationError(
+        f"position must be a WAL position as PostgreSQL writes it ('16/B374D848'), got {shown!r}",
+        argument="position",
+    )
+
+
 def _damaged(what: str, why: object) -> StorageError:
     """A stored row the store would not have written (by hand, by a broken tool)."""
     return StorageError(f"{what}: its stored {why}; `convostore check` lists every such row")
@@ -170,6 +184,8 @@ class Engine:
         pool: ConnectionPool[Any] | None = None,
         limits: Limits | None = None,
         clock: Callable[[], int] = now_ms,
+        replicas: Sequence[str] | None = None,
+        max_replica_lag: float | None = None,
     ) -> None:
         self._views = {}
         self._last_rows = LastRows()  # shared with this store's twins (same database)
@@ -180,7 +196,7 @@ class Engine:
         self.url = url or os.environ.get("CONVOSTORE_URL") or DEFAULT_URL
         self.limits = limits or Limits()
         self.clock = clock
-        self.backend: Backend = open_backend(self.url, pool)
+        self.backend: Backend = open_backend(self.url, pool, replicas, max_replica_lag)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -203,6 +219,22 @@ class Engine:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    def replica_position(self) -> str | None:
+        """With read replicas (``replicas=``): the primary's WAL position (``'0/16B3748'``)
+        that this process's reads see at least, its last write's or one given to
+        ``read_after``; None without replicas. Hand it to another process (a response
+        header) whose reads must then see this process's writes."""
+        position = self.backend.position()
+        return None if position is None else f"{position >> 32:X}/{position & 0xFFFFFFFF:X}"
+
+    def read_after(self, position: str) -> None:
+        """Make this process's later reads see the primary's writes up to ``position`` (from
+        another process's ``replica_position()``): a replica that has not replayed them does
+        not answer. Without replicas every read sees them already. A malformed position, or
+        one the primary has not reached, is a ``MemoryValidationError``."""
+        self._check_open()
+        self.backend.follow(parse_position(position))
 
     def vacuum(self) -> None:
         """Rewrite the store's tables without what deleted, cleared or redacted data left

@@ -158,7 +158,7 @@ class SearchMethods(MemoryStoreMethods):
 def reindex(backend: Backend, *, progress: Callable[[int, int], None] | None = None) -> int:
     """Index every message the index lacks, a batch per transaction (an interrupted run
     resumes where it stopped); return how many. ``progress(done, total)`` after each batch."""
-    total = backend.read(lambda tx: tx.count_unindexed())
+    total = backend.primary.read(lambda tx: tx.count_unindexed())  # it decides the writes
     done = 0
     while done < total:
         count = backend.write(lambda tx: tx.index_unindexed(REINDEX_BATCH))

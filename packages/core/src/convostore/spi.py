@@ -20,6 +20,7 @@ and its adapters (see ARCHITECTURE.md). Adapters import from ``convostore`` and 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Self, TypeAlias
 
 from .async_store import AsyncConversationStore
@@ -73,15 +74,25 @@ StoreLike: TypeAlias = ConversationStore | AsyncConversationStore | str | None
 """A store, its async twin (its blocking ``sync`` store is used), a URL, or None (the default)."""
 
 
-def open_store(store: object, argument: str = "store") -> tuple[ConversationStore, bool]:
+def open_store(
+    store: object, argument: str = "store", *, replicas: Sequence[str] | None = None
+) -> tuple[ConversationStore, bool]:
     """The blocking store for ``store`` (a ``StoreLike``) and whether it was opened here, and so
-    is the caller's to close. Anything else is a ``MemoryValidationError`` naming ``argument``."""
+    is the caller's to close. Anything else is a ``MemoryValidationError`` naming ``argument``.
+    ``replicas`` (PostgreSQL standbys, ``ConversationStore(url, replicas=...)``) go with a URL:
+    a store passed in keeps its own."""
+    if replicas is not None and not (store is None or isinstance(store, str)):
+        raise MemoryValidationError(
+            f"replicas goes with a URL; the store passed as {argument} keeps its own"
+            " (ConversationStore(url, replicas=[...]))",
+            argument="replicas",
+        )
     if isinstance(store, ConversationStore):
         return store, False
     if isinstance(store, AsyncConversationStore):
         return store.sync, False
     if store is None or isinstance(store, str):
-        return ConversationStore(store), True
+        return ConversationStore(store, replicas=replicas), True
     raise MemoryValidationError(
         f"{argument} must be a ConversationStore, an AsyncConversationStore or a URL,"
         f" got {type(store).__name__}"

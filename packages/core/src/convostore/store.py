@@ -34,5 +34,8 @@ class ConversationStore(
 
     ``url`` is ``sqlite:///file.db`` (default ``$CONVOSTORE_URL`` or ``convostore.db`` in the
     working directory), ``postgresql://...`` or ``memory://``; ``pool`` is an open
-    ``psycopg_pool.ConnectionPool`` to use instead of a URL.
+    ``psycopg_pool.ConnectionPool`` to use instead of a URL. ``replicas`` (PostgreSQL only)
+    are URLs of streaming standbys of that server: reads go to them, and still see every write
+    this process made before them; ``max_replica_lag`` (seconds, default 2) bounds how long a
+    read waits for a standby to replay those writes and how far behind one may be (README).
     """

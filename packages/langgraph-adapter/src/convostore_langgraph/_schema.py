@@ -346,6 +346,7 @@ def upsert_checkpoint(
     ctype, checkpoint, metadata), in one statement, sent without waiting (its error comes
     with the next round trip or the commit)."""
     sql = insert_sql(dialect, durable, _CKPT_UPSERT, 8, _CKPT_CONFLICT)
+    tx.relaxed_commit |= not durable
     tx.send(sql, [*row, run_id])
 
 
@@ -355,6 +356,7 @@ def insert_writes(
     """Insert pending writes (thread_id, ns, checkpoint_id, task_id, idx, task_path, channel,
     type, data): the first write of a key stays, or with ``overwrite`` the last one."""
     conflict = _WRITES_OVERWRITE if overwrite else _WRITES_IGNORE
+    tx.relaxed_commit |= not durable
     tx.executemany(insert_sql(dialect, durable, _WRITES_INSERT, 9, conflict), rows)
 
 

@@ -22,7 +22,7 @@ import random
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
-from convostore import ConversationMeta, ConversationStore, MemoryValidationError
+from convostore import ConversationMeta, MemoryValidationError
 from convostore.spi import (
     MAX_INT64,
     StoreLike,
@@ -76,16 +76,16 @@ _PAGE = 100
 class ConvostoreSaver(BaseCheckpointSaver[str]):
     """A LangGraph ``BaseCheckpointSaver`` with both the sync and the async methods.
 
-    ``store`` is a ``ConversationStore``, an ``AsyncConversationStore``, a URL
-    (``sqlite:///file.db``, ``postgresql://...``, ``memory://``) or ``None`` (the default URL).
-    A store you pass stays yours to close; one opened from a URL is closed by ``close()``.
+    ``store`` is a ``ConversationStore``, an ``AsyncConversationStore``, a URL (``sqlite:///f.db``,
+    ``postgresql://...``, ``memory://``; ``replicas`` as the core's) or ``None`` (the default
+    URL). A store you pass stays yours to close; one opened from a URL is closed by ``close()``.
     ``serde`` serializes channel values and writes (``EncryptedSerializer`` works); the default
     reads back LangGraph's safe types and ``allowed_msgpack_modules`` only (``_serde``).
 
     On PostgreSQL every commit is durable; ``durable_commits=False`` commits ``put`` and
-    ``put_writes`` with ``synchronous_commit=off``, the guarantee of SQLite's default
-    ``synchronous=NORMAL`` (a crash of the database machine can lose the last moments of
-    checkpoints, never corrupt or reorder them); on SQLite the URL decides.
+    ``put_writes`` with ``synchronous_commit=off``, the guarantee of SQLite's default ``synchronous
+    =NORMAL`` (a crash of the database machine can lose the last moments of checkpoints, never
+    corrupt or reorder them); on SQLite the URL decides.
 
     Each thread is also a core conversation (``conversation_prefix`` + thread id) whose
     messages are the thread's current ``messages_key`` channel, written after each root
@@ -108,11 +108,11 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         title_key: str | None = "title",
         conversation_prefix: str = "",
         max_conversation_messages: int = 1_000_000,
+        replicas: Sequence[str] | None = None,
     ) -> None:
         super().__init__(serde=saver_serde(serde, allowed_msgpack_modules))
         self.durable_commits = durable_commits
-        self.store: ConversationStore
-        self.store, self._owns_store = open_store(store)
+        self.store, self._owns_store = open_store(store, replicas=replicas)
         self.backend = self.store.backend
         self.max_delta_depth = max_delta_depth
         self._heads = _Heads(cache_size)

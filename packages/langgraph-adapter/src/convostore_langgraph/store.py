@@ -187,10 +187,11 @@ class ConvostoreStore(BaseStore):
         *,
         ttl: TTLConfig | None = None,
         clock: Callable[[], int] = _now_us,
+        replicas: Sequence[str] | None = None,
     ) -> None:
         self.clock = clock
         self.store: ConversationStore
-        self.store, self._owns_store = open_store(store)
+        self.store, self._owns_store = open_store(store, replicas=replicas)
         self.backend = self.store.backend
         self.ttl_config = ttl
         self._sweeper: threading.Thread | None = None

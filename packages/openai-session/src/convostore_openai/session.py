@@ -77,9 +77,14 @@ class ConvostoreSession:
         session_settings: SessionSettings | dict[str, Any] | None = None,
         user_id: str | None = None,
         tenant: TenantOf | None = None,
+        replicas: Sequence[str] | None = None,
     ) -> None:
         if store is not None and url is not None:
             raise MemoryValidationError("store and url are mutually exclusive; pass one of them")
+        if store is not None and replicas is not None:
+            raise MemoryValidationError(
+                "replicas goes with url; a store passed in keeps its own", argument="replicas"
+            )
         if max_items is not None and session_settings is not None:
             raise MemoryValidationError(
                 "max_items and session_settings are mutually exclusive; pass one of them"
@@ -91,7 +96,7 @@ class ConvostoreSession:
             self._store = store
             self._owns_store = False
         elif store is None:
-            self._store = AsyncConversationStore(url)
+            self._store = AsyncConversationStore(url, replicas=replicas)
             self._owns_store = True
         else:
             raise MemoryValidationError(

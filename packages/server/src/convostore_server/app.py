@@ -22,7 +22,13 @@ from starlette.responses import RedirectResponse, Response
 from .auth import Authenticator, TokenTable
 from .errors import install_error_handlers
 from .hub import ChangeHub
-from .middleware import BodyBudget, DeclaredSizeLimit, EncodedSlashes
+from .middleware import (
+    POSITION_HEADER,
+    BodyBudget,
+    DeclaredSizeLimit,
+    EncodedSlashes,
+    ReadYourWrites,
+)
 from .routes import conversations, events, memory, openai_v1, principal, search
 from .routes.common import ERRORS
 from .routes.principal import AuthenticateFirst, Context, caller_dependency
@@ -52,14 +58,20 @@ def _routers(ctx: Context, hub: ChangeHub) -> list[APIRouter]:
     return [router, v1]
 
 
-def _async_store(store: StoreArg) -> tuple[AsyncConversationStore, bool]:
+def _async_store(
+    store: StoreArg, replicas: Sequence[str] | None
+) -> tuple[AsyncConversationStore, bool]:
     """The async store for ``store`` and whether it was opened here (and is ours to close)."""
+    if replicas is not None and not (store is None or isinstance(store, str)):
+        raise MemoryValidationError(
+            "replicas goes with a URL; a store passed in keeps its own", argument="replicas"
+        )
     if isinstance(store, AsyncConversationStore):
         return store, False
     if isinstance(store, ConversationStore):
         return AsyncConversationStore(sync=store), False
     if store is None or isinstance(store, str):
-        return AsyncConversationStore(store), True
+        return AsyncConversationStore(store, replicas=replicas), True
     raise MemoryValidationError(
         "store must be a ConversationStore, an AsyncConversationStore or a URL,"
         f" got {type(store).__name__}",
@@ -75,6 +87,7 @@ def create_app(
     cors_credentials: bool = False,
     max_body_bytes: int | None = None,
     max_inflight_body_bytes: int | None = None,
+    replicas: Sequence[str] | None = None,
 ) -> FastAPI:
     """The ASGI app serving ``store`` (a store, its async twin, a URL, or None for the default
     of ``ConversationStore()``); mount it in your own app or run it with uvicorn.
@@ -89,7 +102,9 @@ def create_app(
     limits, plus 1 MB); ``max_inflight_body_bytes`` bounds the request bodies this process
     holds at once (default: twice ``max_body_bytes``, at least 256 MiB; a request over it is
     503 ``overloaded``). Every request is authenticated from its head before any body is
-    read; a refused one's body is never read.
+    read; a refused one's body is never read. ``replicas``: URLs of PostgreSQL standbys that
+    answer reads (with a URL ``store``); responses then carry ``Convostore-Position``, which
+    a client sends back to read its writes through any worker or server (README).
     """
     if cors_credentials and "*" in cors_origins:
         raise MemoryValidationError(
@@ -98,7 +113,7 @@ def create_app(
             " name the origins that may send credentials",
             argument="cors_origins",
         )
-    async_store, owned = _async_store(store)
+    async_store, owned = _async_store(store, replicas)
     authenticate: Authenticator | None
     if auth is False:
         authenticate = None
@@ -148,10 +163,12 @@ def create_app(
     app.mount("/ui", web_app(), name="ui")  # the web view: static files, no data
     install_error_handlers(app)
     # From the inside out: a body cut at its bound as it streams, the bodies held at once,
-    # a declared length over the bound, the principal (before any body is read).
+    # a declared length over the bound, the position a client read (with replicas), the
+    # principal (before any body is read).
     app.add_middleware(RequestBodyLimitMiddleware, max_body_size=max_body_bytes)
     app.add_middleware(BodyBudget, max_bytes=max_inflight_body_bytes)
     app.add_middleware(DeclaredSizeLimit, max_bytes=max_body_bytes)
+    app.add_middleware(ReadYourWrites, store=async_store)
     app.add_middleware(AuthenticateFirst, ctx=ctx)
     if cors_origins:
         app.add_middleware(
@@ -159,7 +176,14 @@ def create_app(
             allow_origins=list(cors_origins),
             allow_credentials=cors_credentials,
             allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
-            allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "Last-Event-ID"],
+            allow_headers=[
+                "Authorization",
+                "Content-Type",
+                "Idempotency-Key",
+                "Last-Event-ID",
+                POSITION_HEADER,
+            ],
+            expose_headers=[POSITION_HEADER],
         )
     app.add_middleware(EncodedSlashes)
     return app

@@ -37,20 +37,24 @@ MAX_BODY_ENV = "CONVOSTORE_SERVER_MAX_BODY_BYTES"
 """The largest request body, in bytes."""
 MAX_INFLIGHT_ENV = "CONVOSTORE_SERVER_MAX_INFLIGHT_BODY_BYTES"
 """The request body bytes a worker holds at once."""
+REPLICAS_ENV = "CONVOSTORE_REPLICAS"
+"""URLs of PostgreSQL standbys that answer reads, separated by spaces."""
 
 
 def app_from_env() -> FastAPI:
     """The app as the environment configures it: the store at ``$CONVOSTORE_URL`` (or the
-    default ``ConversationStore()`` opens), tokens from ``$CONVOSTORE_SERVER_TOKENS`` and the
+    default ``ConversationStore()`` opens) with the standbys of ``$CONVOSTORE_REPLICAS``, tokens from ``$CONVOSTORE_SERVER_TOKENS`` and the
     file ``$CONVOSTORE_SERVER_TOKENS_FILE`` names."""
     origins = [o.strip() for o in os.environ.get(CORS_ENV, "").split(",") if o.strip()]
     max_body, inflight = os.environ.get(MAX_BODY_ENV), os.environ.get(MAX_INFLIGHT_ENV)
+    replicas = os.environ.get(REPLICAS_ENV, "").split()
     return create_app(
         os.environ.get("CONVOSTORE_URL") or None,
         auth=False if os.environ.get(AUTH_ENV) == "none" else None,
         cors_origins=origins,
         max_body_bytes=int(max_body) if max_body else None,
         max_inflight_body_bytes=int(inflight) if inflight else None,
+        replicas=replicas or None,
     )
 
 
@@ -83,6 +87,14 @@ def _parser() -> argparse.ArgumentParser:
         "--url",
         help="the store: sqlite:///file.db, postgresql://... (default: $CONVOSTORE_URL, else"
         " ./convostore.db)",
+    )
+    parser.add_argument(
+        "--replica",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="a PostgreSQL standby of --url that answers reads (repeat for more; default:"
+        f" ${REPLICAS_ENV}, URLs separated by spaces)",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port (8000)")
@@ -162,6 +174,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
     if args.url:
         os.environ["CONVOSTORE_URL"] = args.url
+    if args.replica:
+        os.environ[REPLICAS_ENV] = " ".join(args.replica)
     if args.tokens:
         os.environ[TOKENS_FILE_ENV] = os.path.abspath(args.tokens)
     if args.no_auth:

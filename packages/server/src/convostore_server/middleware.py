@@ -1,15 +1,17 @@
 """ASGI middleware of the server: ids holding ``/`` in paths, the declared body size, the
-request bodies held at once."""
+request bodies held at once, the read replicas' position."""
 
 from __future__ import annotations
 
 from urllib.parse import unquote
 
+from convostore import AsyncConversationStore, MemoryValidationError
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import ErrorDetail, error_response
+from .routes.principal import authenticated
 
 
 def _segment(raw: str) -> str:
@@ -106,3 +108,49 @@ class BodyBudget:
             await self.app(scope, receive if declared.isdigit() else counted, send)
         finally:
             self.free += held
+
+
+POSITION_HEADER = "Convostore-Position"
+
+
+class ReadYourWrites:
+    """Read replicas' read-your-writes across processes (README, "Read replicas"): every
+    response carries ``Convostore-Position``, the primary's WAL position this process's reads
+    see (its writes included); a request that sends one back has its reads see at least that
+    position, whichever worker or server process answers it. Without replicas there is no
+    position to give, and one sent is only checked (every read sees every write already). Runs after authentication: a
+    position the primary has not reached costs a primary round trip, then a 400."""
+
+    def __init__(self, app: ASGIApp, store: AsyncConversationStore) -> None:
+        self.app = app
+        self.store = store
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = Headers(scope=scope).get(POSITION_HEADER)
+        if given is not None and authenticated(scope):  # else the route answers 401
+            try:
+                await self.store.read_after(given)
+            except MemoryValidationError as exc:
+                detail = ErrorDetail(
+                    code="invalid_argument",
+                    message=f"{POSITION_HEADER}: {exc}",
+                    argument=POSITION_HEADER,
+                )
+                await error_response(400, detail)(scope, receive, send)
+                return
+
+        async def send_position(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                position = self.store.replica_position()
+                if position is not None:
+                    headers = [
+                        *message.get("headers", []),
+                        (b"convostore-position", position.encode()),
+                    ]
+                    message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_position)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -18,8 +19,16 @@ __all__ = ["Backend", "ChangeRow", "ConversationRow", "MessageRow", "Tx", "open_
 DEFAULT_URL = "sqlite:///convostore.db"
 
 
-def open_backend(url: str, pool: ConnectionPool[Any] | None = None) -> Backend:
-    """Open the backend a URL names: ``sqlite:///file.db``, ``postgresql://...``, ``memory://``."""
+def open_backend(
+    url: str,
+    pool: ConnectionPool[Any] | None = None,
+    replicas: Sequence[str] | None = None,
+    max_replica_lag: float | None = None,
+) -> Backend:
+    """Open the backend a URL names: ``sqlite:///file.db``, ``postgresql://...``, ``memory://``;
+    with ``replicas`` (PostgreSQL standbys of that primary) reads go to them (``replicas.py``)."""
+    if replicas is not None or max_replica_lag is not None:
+        return _replicated(url, pool, replicas or [], max_replica_lag)
     if pool is not None:
         from .postgres import PostgresBackend
 
@@ -44,18 +53,85 @@ def open_backend(url: str, pool: ConnectionPool[Any] | None = None) -> Backend:
     if scheme in ("postgresql", "postgres") or scheme.startswith("postgresql+"):
         from .postgres import PostgresBackend
 
-        pairs = parse_qsl(parts.query, keep_blank_values=True)
-        given = [v for k, v in pairs if k == "prepare_threshold"]
-        if not given:
-            return PostgresBackend(url=url.replace(scheme + "://", "postgresql://", 1))
-        rest = urlencode([(k, v) for k, v in pairs if k != "prepare_threshold"])
-        return PostgresBackend(
-            url=urlunsplit(("postgresql", parts.netloc, parts.path, rest, parts.fragment)),
-            prepare_threshold=_prepare_threshold(given[-1]),
-        )
+        conninfo, threshold = postgres_url(url)
+        return PostgresBackend(url=conninfo, prepare_threshold=threshold)
     raise MemoryValidationError(
         f"url scheme {scheme!r} is not supported; use sqlite:///file.db, postgresql://... or memory://"
     )
+
+
+def _replicated(
+    url: str, pool: ConnectionPool[Any] | None, replicas: object, max_lag: object
+) -> Backend:
+    """The primary at ``url`` (or ``pool``) with its read replicas, all arguments checked
+    before a connection is made."""
+    if isinstance(replicas, str) or not isinstance(replicas, Sequence):
+        raise MemoryValidationError(
+            f"replicas must be a list of PostgreSQL URLs, got {type(replicas).__name__}",
+            argument="replicas",
+        )
+    if len(replicas) > MAX_REPLICAS:
+        raise MemoryValidationError(
+            f"replicas: at most {MAX_REPLICAS} URLs, got {len(replicas)}", argument="replicas"
+        )
+    for i, replica in enumerate(replicas):
+        if not isinstance(replica, str) or not _is_postgres(replica):
+            raise MemoryValidationError(
+                f"replicas[{i}] must be a postgresql:// URL, got"
+                f" {replica[:40] if isinstance(replica, str) else type(replica).__name__!r}",
+                argument="replicas",
+            )
+    if max_lag is None:
+        max_lag = 2.0
+    if (
+        isinstance(max_lag, bool)
+        or not isinstance(max_lag, (int, float))
+        or not 0 < max_lag <= MAX_REPLICA_LAG
+    ):
+        raise MemoryValidationError(
+            f"max_replica_lag must be seconds, more than 0 and at most {MAX_REPLICA_LAG},"
+            f" got {max_lag!r}",
+            argument="max_replica_lag",
+        )
+    if pool is None and not (isinstance(url, str) and _is_postgres(url)):
+        raise MemoryValidationError(
+            "replicas are PostgreSQL standbys: the store's url must be a postgresql:// URL",
+            argument="replicas",
+        )
+    from .postgres import PostgresBackend
+    from .replicas import ReplicatedBackend
+
+    primary = open_backend(url, pool)
+    assert isinstance(primary, PostgresBackend)
+    conninfo = primary.pool.conninfo
+    where = url if pool is None else (conninfo() if callable(conninfo) else conninfo)
+    try:
+        return ReplicatedBackend(primary, where, list(replicas), max_lag=float(max_lag))
+    except BaseException:
+        primary.close()
+        raise
+
+
+MAX_REPLICAS = 16
+MAX_REPLICA_LAG = 3600
+
+
+def _is_postgres(url: str) -> bool:
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    return scheme in ("postgresql", "postgres")
+
+
+def postgres_url(url: str) -> tuple[str, int | None]:
+    """A ``postgresql://`` URL as libpq reads it, and its ``prepare_threshold`` (psycopg's,
+    not libpq's: taken out of the URL)."""
+    parts = urlsplit(url)
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    given = [v for k, v in pairs if k == "prepare_threshold"]
+    if not given:
+        return url.replace(parts.scheme + "://", "postgresql://", 1), None
+    rest = urlencode([(k, v) for k, v in pairs if k != "prepare_threshold"])
+    conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, rest, parts.fragment))
+    return conninfo, _prepare_threshold(given[-1])
 
 
 _SQLITE_FORMS = "sqlite:///relative/path.db or sqlite:////absolute/path.db"

@@ -52,6 +52,10 @@ class Tx(MemoryStatements, SearchStatements, ABC):
 
     lock_suffix = ""  # " FOR UPDATE" where rows must be locked explicitly
     single_statement = False  # the caller promised one statement: a second one is refused
+    # Set by a statement that turns ``synchronous_commit`` off for its transaction: on
+    # PostgreSQL with read replicas its commit may not be flushed when it returns, so the
+    # write's position is then taken at the end of the WAL inserted (``replicas.py``).
+    relaxed_commit = False
     _ran = False
 
     def _counted(self, statements: int = 1) -> None:
@@ -514,6 +518,22 @@ class Backend(ABC):
         """Rewrite ``tables`` without the space that deleted or overwritten rows left (SQLite
         rewrites the whole file), outside any transaction; it locks them while it runs."""
         raise NotImplementedError(f"{type(self).__name__} cannot vacuum")
+
+    def position(self) -> int | None:
+        """With read replicas: the primary's WAL position (bytes) this process's reads see at
+        least; None without."""
+        return None
+
+    def follow(self, position: int) -> None:  # noqa: B027 - nothing to follow by default
+        """With read replicas: make this process's later reads see the primary up to
+        ``position`` (another process's write); ``MemoryValidationError`` if the primary has
+        not reached it. Without replicas every read sees every write already."""
+
+    @property
+    def primary(self) -> Backend:
+        """Where writes go, and the reads that decide a write: this backend, unless it sends
+        other reads to replicas (``replicas.py``)."""
+        return self
 
     @property
     def closed(self) -> bool:

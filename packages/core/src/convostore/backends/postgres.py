@@ -54,6 +54,14 @@ _NOTIFY_TRIGGER = (
 )
 CONNECT_TIMEOUT = 5
 """Seconds to wait for a connection unless the URL says ``?connect_timeout=N``."""
+# The primary's WAL position after a commit, as a number of bytes (``replicas.py``): what it
+# has flushed, past the commit's record once a synchronous commit returns, and always sent to
+# the standbys; after a relaxed commit (``Tx.relaxed_commit``: not flushed yet) the end of
+# what was inserted, which the WAL writer flushes within a few ``wal_writer_delay``.
+POSITION = (
+    b"SELECT pg_current_wal_flush_lsn() - '0/0'::pg_lsn,"
+    b" pg_current_wal_insert_lsn() - '0/0'::pg_lsn"
+)
 
 
 class PostgresTx(PostgresSearch, Tx):
@@ -84,15 +92,20 @@ class PostgresTx(PostgresSearch, Tx):
                 self.pipeline = self._stack.enter_context(self.conn.pipeline())
             self.conn.execute(b"BEGIN")
 
-    def commit(self) -> None:
+    def commit(self, *, position: bool = False) -> int | None:
         """Send COMMIT (with what is still to send) and wait for it; errors of statements
-        sent without waiting are raised here."""
+        sent without waiting are raised here. ``position``: the WAL position after the
+        COMMIT too, asked in the same round trip (None when nothing was sent)."""
+        asked = None
         if not self._to_begin:
             self.conn.execute(b"COMMIT")
+            if position:
+                asked = self.conn.execute(POSITION)
         self._stack.close()
         if self.pipeline is not None:  # what was prefetched is read from here on
             self.pipeline = None
             self._syncs += 1
+        return None if asked is None else _position(asked.fetchone(), self.relaxed_commit)
 
     def abandon(self, exc: BaseException) -> None:
         """Leave pipeline mode after ``exc`` (errors found doing so are not raised: ``exc``
@@ -237,6 +250,12 @@ STREAM_BYTES = 8 * 1024 * 1024
 STREAM_ROWS = 5000
 
 
+def _position(row: tuple[Any, ...] | None, relaxed: bool = False) -> int | None:
+    """The first column of ``row`` as a WAL position (the second after a relaxed commit)."""
+    at = 1 if relaxed else 0
+    return None if row is None or row[at] is None else int(row[at])
+
+
 def _row_bytes(row: Sequence[Any]) -> int:
     return sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in row)
 
@@ -275,6 +294,8 @@ class PostgresBackend(Backend):
 
     dialect = "postgresql"
     conditional_append = True
+    # Told each write's WAL position when read replicas follow this server (``replicas.py``).
+    on_commit: Callable[[int], None] | None = None
 
     def __init__(
         self,
@@ -342,10 +363,10 @@ class PostgresBackend(Backend):
                             continue
                         raise StorageError("PostgreSQL closes every connection it opens")
                     if single_statement:
-                        return self._autocommit(conn, body)
+                        return self._autocommit(conn, body, None if read_only else self.on_commit)
                     if read_only:
                         return self._snapshot(conn, body)
-                    return self._pipelined(conn, body)
+                    return self._pipelined(conn, body, self.on_commit)
             except _RETRYABLE as exc:
                 if time.monotonic() > deadline:
                     raise StorageError(f"PostgreSQL error: {exc}") from exc
@@ -375,7 +396,11 @@ class PostgresBackend(Backend):
                 conn.isolation_level = level
 
     @staticmethod
-    def _pipelined(conn: psycopg.Connection[Any], fn: Callable[[Tx], T]) -> T:
+    def _pipelined(
+        conn: psycopg.Connection[Any],
+        fn: Callable[[Tx], T],
+        on_commit: Callable[[int], None] | None = None,
+    ) -> T:
         """Run ``fn`` between BEGIN and COMMIT in pipeline mode: a statement whose rows ``fn``
         reads costs one round trip with every statement sent before it; the others
         (``Tx.send``) travel with the next one or with the COMMIT, where their errors are
@@ -385,7 +410,7 @@ class PostgresBackend(Backend):
         tx = PostgresTx(conn, transaction=True)
         try:
             result = fn(tx)
-            tx.commit()
+            position = tx.commit(position=on_commit is not None)
         except BaseException as exc:
             tx.abandon(exc)
             if not conn.broken and conn.pgconn.transaction_status != pq.TransactionStatus.IDLE:
@@ -395,16 +420,26 @@ class PostgresBackend(Backend):
         finally:
             if not conn.broken:
                 conn.autocommit = autocommit
+        if on_commit is not None and position is not None:
+            on_commit(position)
         return result
 
     @staticmethod
-    def _autocommit(conn: psycopg.Connection[Any], fn: Callable[[Tx], T]) -> T:
+    def _autocommit(
+        conn: psycopg.Connection[Any],
+        fn: Callable[[Tx], T],
+        on_commit: Callable[[int], None] | None = None,
+    ) -> T:
         """Run ``fn``'s one statement as a transaction of its own: one round trip instead of
-        BEGIN, statement, COMMIT."""
+        BEGIN, statement, COMMIT (and one more for the WAL position, for ``on_commit``)."""
         before = conn.autocommit
         conn.autocommit = True
         try:
-            return fn(PostgresTx(conn, single_statement=True))
+            tx = PostgresTx(conn, single_statement=True)
+            result = fn(tx)
+            if on_commit is not None:
+                on_commit(_position(conn.execute(POSITION).fetchone(), tx.relaxed_commit) or 0)
+            return result
         finally:
             if not conn.broken:  # a dead connection is discarded: keep the real error
                 conn.autocommit = before

@@ -163,6 +163,11 @@ class AuthenticateFirst:
         await self.app(scope, receive, send)
 
 
+def authenticated(scope: Scope) -> bool:
+    """Whether ``AuthenticateFirst`` found a principal for this request."""
+    return isinstance(scope.get("state", {}).get(_AUTHENTICATED), Principal)
+
+
 def caller_dependency(ctx: Context) -> Any:
     """The dependency giving each endpoint its ``Caller`` (and declaring bearer auth)."""
     bearer = HTTPBearer(auto_error=False, description="A token of the server's token table")
