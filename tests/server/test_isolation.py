@@ -82,6 +82,8 @@ C, M = "/conversations/{conversationId}", "/memory_stores/{memoryStoreId}"
 # document: one this table does not name fails the test, so no endpoint is forgotten.
 REQUESTS: dict[tuple[str, str], list[tuple[str, dict[str, Any] | None]]] = {
     ("GET", "/me"): [("", None)],
+    ("GET", "/healthz"): [("", None)],
+    ("GET", "/readyz"): [("", None)],
     ("GET", "/conversations"): [("", None)],
     ("GET", C): [("", None)],
     ("PATCH", C): [("", {"metadata": {"title": "taken"}})],
@@ -116,7 +118,7 @@ REQUESTS: dict[tuple[str, str], list[tuple[str, dict[str, Any] | None]]] = {
 CREATING = {("PATCH", C), ("POST", f"{C}/messages")}
 # Operations that name nothing of alice's: nothing to compare.
 UNNAMED = {("GET", "/me"), ("GET", "/conversations"), ("POST", "/memory_stores")}
-UNNAMED |= {("GET", "/memory_stores")}
+UNNAMED |= {("GET", "/memory_stores"), ("GET", "/healthz"), ("GET", "/readyz")}
 
 
 def _operations(server: Server) -> set[tuple[str, str]]:

@@ -114,6 +114,7 @@ class AsyncConversationStore(Views):
     search_memories = _bridge(ConversationStore.search_memories, inline=False)
     reindex = _bridge(ConversationStore.reindex, inline=False)
     vacuum = _bridge(ConversationStore.vacuum, inline=False)
+    ready = _bridge(ConversationStore.ready, inline=False)
 
     async def aclose(self) -> None:
         """``close()`` on a worker thread."""

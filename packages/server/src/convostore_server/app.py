@@ -23,7 +23,7 @@ from .auth import Authenticator, TokenTable
 from .errors import install_error_handlers
 from .hub import ChangeHub
 from .middleware import BodyBudget, DeclaredSizeLimit, EncodedSlashes
-from .routes import conversations, events, memory, principal, search
+from .routes import conversations, events, health, memory, principal, search
 from .routes.common import ERRORS
 from .routes.principal import AuthenticateFirst, Context, caller_dependency
 from .webview import web_app
@@ -39,7 +39,9 @@ def _operation_id(route: APIRoute) -> str:
     return to_camel(route.name)
 
 
-def _routers(ctx: Context, hub: ChangeHub) -> list[APIRouter]:
+def _routers(ctx: Context, hub: ChangeHub, readiness: health.Readiness) -> list[APIRouter]:
+    probes = APIRouter(generate_unique_id_function=_operation_id)  # unauthenticated
+    health.routes(probes, readiness)
     router = APIRouter(responses=ERRORS, generate_unique_id_function=_operation_id)
     who = caller_dependency(ctx)
     principal.routes(router, who)
@@ -47,7 +49,7 @@ def _routers(ctx: Context, hub: ChangeHub) -> list[APIRouter]:
     events.routes(router, who, hub)
     memory.routes(router, who)
     search.routes(router, who)
-    return [router]
+    return [probes, router]
 
 
 def _async_store(store: StoreArg) -> tuple[AsyncConversationStore, bool]:
@@ -73,6 +75,7 @@ def create_app(
     cors_credentials: bool = False,
     max_body_bytes: int | None = None,
     max_inflight_body_bytes: int | None = None,
+    ready_timeout: float = health.DEFAULT_READY_TIMEOUT,
 ) -> FastAPI:
     """The ASGI app serving ``store`` (a store, its async twin, a URL, or None for the default
     of ``ConversationStore()``); mount it in your own app or run it with uvicorn.
@@ -87,8 +90,11 @@ def create_app(
     limits, plus 1 MB); ``max_inflight_body_bytes`` bounds the request bodies this process
     holds at once (default: twice ``max_body_bytes``, at least 256 MiB; a request over it is
     503 ``overloaded``). Every request is authenticated from its head before any body is
-    read; a refused one's body is never read.
+    read; a refused one's body is never read. ``ready_timeout``: the seconds ``GET /readyz``
+    waits for the database before it answers 503 (``GET /healthz`` checks nothing but the
+    process; neither needs a token).
     """
+    ready_timeout = health.check_timeout(ready_timeout)
     if cors_credentials and "*" in cors_origins:
         raise MemoryValidationError(
             "cors_origins holds '*' while cors_credentials is set: any site could then read"
@@ -136,7 +142,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.convostore = async_store
-    for router in _routers(ctx, hub):
+    for router in _routers(ctx, hub, health.Readiness(async_store, ready_timeout)):
         app.include_router(router)
 
     @app.get("/", include_in_schema=False)

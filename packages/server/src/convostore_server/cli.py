@@ -27,6 +27,7 @@ from .protocol import (
     HEAD_TIMEOUT_ENV,
     MAX_HEAD_ENV,
 )
+from .routes.health import DEFAULT_READY_TIMEOUT
 from .supervisor import DEFAULT_WORKER_TIMEOUT, Supervisor
 
 AUTH_ENV = "CONVOSTORE_SERVER_AUTH"
@@ -37,6 +38,8 @@ MAX_BODY_ENV = "CONVOSTORE_SERVER_MAX_BODY_BYTES"
 """The largest request body, in bytes."""
 MAX_INFLIGHT_ENV = "CONVOSTORE_SERVER_MAX_INFLIGHT_BODY_BYTES"
 """The request body bytes a worker holds at once."""
+READY_TIMEOUT_ENV = "CONVOSTORE_SERVER_READY_TIMEOUT"
+"""The seconds ``GET /readyz`` waits for the database."""
 
 
 def app_from_env() -> FastAPI:
@@ -45,12 +48,14 @@ def app_from_env() -> FastAPI:
     file ``$CONVOSTORE_SERVER_TOKENS_FILE`` names."""
     origins = [o.strip() for o in os.environ.get(CORS_ENV, "").split(",") if o.strip()]
     max_body, inflight = os.environ.get(MAX_BODY_ENV), os.environ.get(MAX_INFLIGHT_ENV)
+    ready_timeout = os.environ.get(READY_TIMEOUT_ENV)
     return create_app(
         os.environ.get("CONVOSTORE_URL") or None,
         auth=False if os.environ.get(AUTH_ENV) == "none" else None,
         cors_origins=origins,
         max_body_bytes=int(max_body) if max_body else None,
         max_inflight_body_bytes=int(inflight) if inflight else None,
+        ready_timeout=float(ready_timeout) if ready_timeout else DEFAULT_READY_TIMEOUT,
     )
 
 
@@ -134,6 +139,13 @@ def _parser() -> argparse.ArgumentParser:
         help=f"the largest request head, URL and headers ({DEFAULT_MAX_HEAD_BYTES}); over it"
         " 431 and the connection closes",
     )
+    parser.add_argument(
+        "--ready-timeout",
+        type=_positive(float),
+        metavar="SECONDS",
+        help=f"the time GET /readyz waits for the database before it answers 503"
+        f" ({DEFAULT_READY_TIMEOUT:g})",
+    )
     parser.add_argument("--log-level", default="info")
     parser.add_argument("--no-access-log", action="store_true", help="no line per request")
     parser.add_argument(
@@ -173,6 +185,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         (args.max_inflight_body_bytes, MAX_INFLIGHT_ENV),
         (args.header_timeout, HEAD_TIMEOUT_ENV),
         (args.max_header_bytes, MAX_HEAD_ENV),
+        (args.ready_timeout, READY_TIMEOUT_ENV),
     ]:
         if value is not None:
             os.environ[name] = str(value)
