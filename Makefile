@@ -19,7 +19,7 @@ src_crewai := packages/crewai-glue/src
 src_server := packages/server/src
 
 
-.PHONY: uv services browser test-web install install-tools demo test lint typecheck bench bench-memory bench-cli $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services browser test-web install install-tools demo test lint typecheck bench bench-memory bench-cli bench-telemetry $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES)) install-tools
 
@@ -163,4 +163,10 @@ bench-cli: install-core services
 	.venvs/core/bin/python benchmarks/cli_bench.py --markdown benchmarks/results/cli.md
 	@.venvs/core/bin/python benchmarks/report.py
 
-bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli
+# What OpenTelemetry costs a store call (about a minute).
+bench-telemetry: install-core
+	@echo "==> benchmarks/telemetry_bench.py in .venvs/core -> benchmarks/results/telemetry.md"
+	.venvs/core/bin/python benchmarks/telemetry_bench.py --markdown benchmarks/results/telemetry.md
+	@.venvs/core/bin/python benchmarks/report.py
+
+bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli bench-telemetry

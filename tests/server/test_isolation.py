@@ -84,6 +84,7 @@ REQUESTS: dict[tuple[str, str], list[tuple[str, dict[str, Any] | None]]] = {
     ("GET", "/me"): [("", None)],
     ("GET", "/healthz"): [("", None)],
     ("GET", "/readyz"): [("", None)],
+    ("GET", "/metrics"): [("", None)],
     ("GET", "/conversations"): [("", None)],
     ("GET", C): [("", None)],
     ("PATCH", C): [("", {"metadata": {"title": "taken"}})],
@@ -119,6 +120,7 @@ CREATING = {("PATCH", C), ("POST", f"{C}/messages")}
 # Operations that name nothing of alice's: nothing to compare.
 UNNAMED = {("GET", "/me"), ("GET", "/conversations"), ("POST", "/memory_stores")}
 UNNAMED |= {("GET", "/memory_stores"), ("GET", "/healthz"), ("GET", "/readyz")}
+UNNAMED |= {("GET", "/metrics")}
 
 
 def _operations(server: Server) -> set[tuple[str, str]]:

@@ -5,7 +5,8 @@ Each concern is a module of its own, named for it; this class adds no rule of it
 ``sync`` (managed conversations), ``changes`` (the change feed), ``forks``, ``search``,
 ``attachments``
 and ``memory_stores`` (memory), ``views`` (framework entry points). ``AsyncConversationStore``
-(``async_store``) runs the same methods awaited.
+(``async_store``) runs the same methods awaited. ``telemetry.instrument`` measures (and traces)
+each public call, here, once.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from .memory.attachments import AttachmentMethods
 from .messages import MessageMethods
 from .search import SearchMethods
 from .sync import SyncMethods
+from .telemetry import instrument
 from .views import Views
 
 
@@ -36,3 +38,6 @@ class ConversationStore(
     working directory), ``postgresql://...`` or ``memory://``; ``pool`` is an open
     ``psycopg_pool.ConnectionPool`` to use instead of a URL.
     """
+
+
+instrument(ConversationStore)

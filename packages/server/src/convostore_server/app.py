@@ -23,7 +23,7 @@ from .auth import Authenticator, TokenTable
 from .errors import install_error_handlers
 from .hub import ChangeHub
 from .middleware import BodyBudget, DeclaredSizeLimit, EncodedSlashes
-from .routes import conversations, events, health, memory, principal, search
+from .routes import conversations, events, health, memory, metrics, principal, search
 from .routes.common import ERRORS
 from .routes.principal import AuthenticateFirst, Context, caller_dependency
 from .webview import web_app
@@ -39,7 +39,9 @@ def _operation_id(route: APIRoute) -> str:
     return to_camel(route.name)
 
 
-def _routers(ctx: Context, hub: ChangeHub, readiness: health.Readiness) -> list[APIRouter]:
+def _routers(
+    ctx: Context, hub: ChangeHub, readiness: health.Readiness, with_metrics: bool
+) -> list[APIRouter]:
     probes = APIRouter(generate_unique_id_function=_operation_id)  # unauthenticated
     health.routes(probes, readiness)
     router = APIRouter(responses=ERRORS, generate_unique_id_function=_operation_id)
@@ -49,6 +51,8 @@ def _routers(ctx: Context, hub: ChangeHub, readiness: health.Readiness) -> list[
     events.routes(router, who, hub)
     memory.routes(router, who)
     search.routes(router, who)
+    if with_metrics:
+        metrics.routes(router, who)
     return [probes, router]
 
 
@@ -76,6 +80,7 @@ def create_app(
     max_body_bytes: int | None = None,
     max_inflight_body_bytes: int | None = None,
     ready_timeout: float = health.DEFAULT_READY_TIMEOUT,
+    metrics: bool = True,
 ) -> FastAPI:
     """The ASGI app serving ``store`` (a store, its async twin, a URL, or None for the default
     of ``ConversationStore()``); mount it in your own app or run it with uvicorn.
@@ -92,7 +97,10 @@ def create_app(
     503 ``overloaded``). Every request is authenticated from its head before any body is
     read; a refused one's body is never read. ``ready_timeout``: the seconds ``GET /readyz``
     waits for the database before it answers 503 (``GET /healthz`` checks nothing but the
-    process; neither needs a token).
+    process; neither needs a token). ``metrics``: serve ``GET /metrics`` (admins only), the
+    store's metrics in Prometheus's text format, read in this process by a meter provider of
+    the server's own (``convostore.telemetry.configure``); False leaves the store's metrics
+    to the application's OpenTelemetry setup.
     """
     ready_timeout = health.check_timeout(ready_timeout)
     if cors_credentials and "*" in cors_origins:
@@ -142,7 +150,8 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.convostore = async_store
-    for router in _routers(ctx, hub, health.Readiness(async_store, ready_timeout)):
+    readiness = health.Readiness(async_store, ready_timeout)
+    for router in _routers(ctx, hub, readiness, metrics):
         app.include_router(router)
 
     @app.get("/", include_in_schema=False)
