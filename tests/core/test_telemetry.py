@@ -1,16 +1,23 @@
-"""OpenTelemetry metrics of the store's public calls, read with the real SDK's in-memory reader."""
+"""OpenTelemetry metrics and spans of the store's public calls, read with the real SDK's in-memory
+reader and exporter."""
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from convostore import AsyncConversationStore, ConversationStore, MemoryValidationError, telemetry
+from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 DIALECT = {"memory": "sqlite", "sqlite": "sqlite", "postgres": "postgresql"}
 
@@ -105,3 +112,118 @@ def test_a_global_provider_set_after_the_import_is_used_from_then_on() -> None:
     )
     expected = {"convostore.method": "append_message", "db.system.name": "sqlite"}
     assert done.stdout.strip() == str([(expected, 1)])
+
+
+# -- traces ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def exporter() -> Iterator[InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry.configure(tracer_provider=provider)
+    yield exporter
+    telemetry.configure()
+    provider.shutdown()
+
+
+def test_each_call_is_a_span_under_the_callers(
+    backend_url: str, exporter: InMemorySpanExporter, request: pytest.FixtureRequest
+) -> None:
+    system = DIALECT[request.node.callspec.params["backend_url"]]
+    tracer = trace.get_tracer("test", tracer_provider=telemetry._settings.tracer_provider)
+    with ConversationStore(backend_url) as store, tracer.start_as_current_span("agent.turn"):
+        store.append_messages(
+            conversation_id="secret-cid", messages=[{"role": "user", "content": "a"}] * 2
+        )
+        store.append_message(conversation_id="secret-cid", role="user", content="b")
+        store.get_history(conversation_id="secret-cid")
+        with pytest.raises(MemoryValidationError):
+            store.get_messages(conversation_id="secret-cid", limit=0)
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    assert set(spans) == {
+        "agent.turn",
+        "convostore.append_messages",
+        "convostore.append_message",  # its append_messages is its own work: no span
+        "convostore.get_history",
+        "convostore.get_messages",
+    }
+    turn = spans["agent.turn"].context
+    for name, rows in [
+        ("convostore.append_messages", 2),
+        ("convostore.append_message", 1),
+        ("convostore.get_history", 3),
+    ]:
+        span = spans[name]
+        assert span.parent is not None and span.parent.span_id == turn.span_id
+        assert span.context.trace_id == turn.trace_id
+        assert span.kind == trace.SpanKind.CLIENT
+        assert dict(span.attributes or {}) == {
+            "db.system.name": system,
+            "db.operation.name": name.removeprefix("convostore."),
+            "convostore.rows": rows,
+        }
+    failed = spans["convostore.get_messages"]
+    assert failed.status.status_code == trace.StatusCode.ERROR
+    assert failed.events[0].name == "exception"
+    assert failed.events[0].attributes["exception.type"].endswith("MemoryValidationError")
+    assert not any("secret-cid" in str(s.to_json()) for s in spans.values())  # omitted
+
+
+def test_conversation_ids_are_hashed_when_asked(exporter: InMemorySpanExporter) -> None:
+    provider = telemetry._settings.tracer_provider
+    telemetry.configure(tracer_provider=provider, conversation_id="hash")
+    with ConversationStore("memory://") as store:
+        store.append_message(conversation_id="secret-cid", role="user", content="a")
+    [span] = exporter.get_finished_spans()
+    expected = hashlib.sha256(b"secret-cid").hexdigest()[:16]
+    assert span.attributes["convostore.conversation_id.hash"] == expected
+    assert "secret-cid" not in span.to_json()
+    with pytest.raises(MemoryValidationError, match="conversation_id must be 'omit' or 'hash'"):
+        telemetry.configure(tracer_provider=provider, conversation_id="plain")  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("inline", [True, False], ids=["on the loop", "on a thread"])
+async def test_async_calls_are_children_of_the_awaiting_span(
+    exporter: InMemorySpanExporter, inline: bool, tmp_path: Path
+) -> None:
+    tracer = trace.get_tracer("test", tracer_provider=telemetry._settings.tracer_provider)
+    async with AsyncConversationStore(f"sqlite:///{tmp_path / 's.db'}", inline=inline) as store:
+        with tracer.start_as_current_span("request"):
+            await store.append_message(conversation_id="c", role="user", content="x")
+            await store.get_history(conversation_id="c")  # always on a thread
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    parent = spans["request"].context.span_id
+    assert spans["convostore.append_message"].parent.span_id == parent
+    assert spans["convostore.get_history"].parent.span_id == parent
+
+
+NO_PROVIDER = """
+from convostore import AsyncConversationStore, ConversationStore
+from opentelemetry import trace
+
+made = []
+for cls in (trace.NonRecordingSpan, trace.ProxyTracer):
+    for attribute in ("__init__",):
+        original = getattr(cls, attribute)
+        def counted(self, *args, _original=original, **kwargs):
+            made.append(type(self).__name__)
+            return _original(self, *args, **kwargs)
+        setattr(cls, attribute, counted)
+
+store = ConversationStore("memory://")
+store.append_message(conversation_id="c", role="user", content="x")
+store.get_history(conversation_id="c")
+print(len(made))
+trace.get_tracer("control").start_span("control")  # the counting works: a ProxyTracer
+print(len(made))
+"""
+
+
+def test_with_no_provider_no_span_object_is_made() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", NO_PROVIDER], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["0", "1"]
