@@ -19,9 +19,11 @@ from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import RedirectResponse, Response
 
+from . import tracing
 from .auth import Authenticator, TokenTable
 from .errors import install_error_handlers
 from .hub import ChangeHub
+from .logs import RequestIds
 from .middleware import BodyBudget, DeclaredSizeLimit, EncodedSlashes
 from .routes import conversations, events, health, memory, metrics, principal, search
 from .routes.common import ERRORS
@@ -175,4 +177,6 @@ def create_app(
             allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "Last-Event-ID"],
         )
     app.add_middleware(EncodedSlashes)
+    app.add_middleware(RequestIds)  # outermost but the span: every answer names its request
+    tracing.instrument(app)  # a span per request, the child of the caller's traceparent
     return app

@@ -21,6 +21,7 @@ from uvicorn.config import STARTUP_FAILURE
 
 from .app import create_app
 from .auth import TOKENS_FILE_ENV, TokenTable, new_token
+from .logs import log_config
 from .protocol import (
     DEFAULT_HEAD_TIMEOUT,
     DEFAULT_MAX_HEAD_BYTES,
@@ -147,6 +148,13 @@ def _parser() -> argparse.ArgumentParser:
         f" ({DEFAULT_READY_TIMEOUT:g})",
     )
     parser.add_argument("--log-level", default="info")
+    parser.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        default="text",
+        help="text (uvicorn's lines) or json: a JSON object a line, each with the request id"
+        " and the trace and span ids of the request it was written for (text)",
+    )
     parser.add_argument("--no-access-log", action="store_true", help="no line per request")
     parser.add_argument(
         "--new-token",
@@ -202,6 +210,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         port=args.port,
         workers=args.workers,
         log_level=args.log_level,
+        log_config=log_config(args.log_format),
         access_log=not args.no_access_log,
         timeout_graceful_shutdown=5,  # event streams stay open: end them on shutdown
         timeout_worker_healthcheck=args.worker_timeout,
