@@ -21,6 +21,9 @@ from pathlib import Path
 from convostore import ConversationStore, telemetry
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from report import markdown_report
 
 CONTENT = {"type": "text", "text": "The quick brown fox jumps over the lazy dog. " * 4}
@@ -35,13 +38,39 @@ def per_op(fn: Callable[[], object], n: int) -> float:
     return (time.process_time() - start) / n
 
 
+def _off() -> None:
+    telemetry.configure(meter_provider=None, tracer_provider=None)
+
+
+MODES = ("unwrapped", "no provider", "metrics", "traces", "both")
+
+
 def _modes() -> dict[str, tuple[Callable[[], None], bool]]:
-    """Each mode: how to set it up, and whether the call goes through the wrapper."""
+    """Each mode: how to set it up, and whether the call goes through the wrapper. The SDK
+    records to memory: metrics to an in-memory reader, spans through a batch processor (as
+    an application exports them) to an in-memory exporter, cleared after each round."""
     metrics = MeterProvider(metric_readers=[InMemoryMetricReader()])
+    spans = InMemorySpanExporter()
+    traces = TracerProvider()
+    traces.add_span_processor(BatchSpanProcessor(spans))
+
+    def tracing(**more: object) -> Callable[[], None]:
+        def setup() -> None:
+            traces.force_flush()
+            spans.clear()
+            telemetry.configure(tracer_provider=traces, **more)  # type: ignore[arg-type]
+
+        return setup
+
     return {
-        "unwrapped": (telemetry.configure, False),
-        "no provider": (telemetry.configure, True),
-        "metrics (SDK, in memory)": (lambda: telemetry.configure(meter_provider=metrics), True),
+        "unwrapped": (_off, False),
+        "no provider": (_off, True),
+        "metrics": (
+            lambda: telemetry.configure(meter_provider=metrics, tracer_provider=None),
+            True,
+        ),
+        "traces": (tracing(meter_provider=None), True),
+        "both": (tracing(meter_provider=metrics), True),
     }
 
 
@@ -68,7 +97,7 @@ def appends(url: str, rounds: int, n: int) -> dict[str, float]:
                     UNWRAPPED(store, conversation_id=cid, role="user", content=CONTENT)
 
             times[name].append(per_op(call, n))
-    telemetry.configure()
+    _off()
     store.close()
     return {name: statistics.median(t) for name, t in times.items()}
 
@@ -82,7 +111,7 @@ def check_alone(rounds: int, n: int) -> tuple[float, float]:
 
     bare = Nothing()
     wrapped = telemetry._measured(Nothing.nothing, "nothing")
-    telemetry.configure()
+    _off()
     plain: list[float] = []
     checked: list[float] = []
     for _ in range(rounds):
@@ -100,12 +129,12 @@ def main() -> None:
         parser = argparse.ArgumentParser()
         parser.add_argument("--quick", action="store_true")
         args = parser.parse_args()
-        rounds, n = (5, 200) if args.quick else (15, 1000)
+        rounds, n = (10, 100) if args.quick else (100, 150)
         print(
             f"\n### append_message with OpenTelemetry (CPU time a call, medians of {rounds}"
             f" rounds of {n})\n"
         )
-        print("| store | unwrapped | no provider | ratio | metrics (SDK, in memory) | ratio |")
+        print("| store | unwrapped | no provider | metrics (SDK) | traces (SDK) | both |")
         print("|---|---|---|---|---|---|")
         for label, url in (
             ("memory://", "memory://"),
@@ -113,11 +142,9 @@ def main() -> None:
         ):
             t = appends(url, rounds, n)
             base = t["unwrapped"]
-            off, metrics = t["no provider"], t["metrics (SDK, in memory)"]
-            print(
-                f"| {label} | {base * 1e6:,.1f} µs | {off * 1e6:,.1f} µs | {off / base:.3f}"
-                f" | {metrics * 1e6:,.1f} µs | {metrics / base:.3f} |"
-            )
+            cells = [f"{base * 1e6:,.1f} µs"]
+            cells += [f"{t[m] * 1e6:,.1f} µs ({t[m] / base:.2f}×)" for m in MODES[1:]]
+            print(f"| {label} | " + " | ".join(cells) + " |")
         plain, checked = check_alone(rounds, n * 20)
         print("\n### The wrapper's check alone (no provider installed)\n")
         print("| a method doing nothing | wrapped | the check costs |")

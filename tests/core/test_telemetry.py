@@ -28,7 +28,7 @@ def reader() -> Iterator[InMemoryMetricReader]:
     provider = MeterProvider(metric_readers=[reader])
     telemetry.configure(meter_provider=provider)
     yield reader
-    telemetry.configure()
+    telemetry.configure(meter_provider=None)
     provider.shutdown()
 
 
@@ -124,7 +124,7 @@ def exporter() -> Iterator[InMemorySpanExporter]:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     telemetry.configure(tracer_provider=provider)
     yield exporter
-    telemetry.configure()
+    telemetry.configure(tracer_provider=None, conversation_id="omit")
     provider.shutdown()
 
 

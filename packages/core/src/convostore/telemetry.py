@@ -14,6 +14,7 @@ one check of three module globals more, and no span object is made.
 from __future__ import annotations
 
 import contextvars
+import enum
 import functools
 import hashlib
 import os
@@ -139,25 +140,35 @@ class _Settings:
 _settings = _Settings()
 
 
+class _Unchanged(enum.Enum):
+    UNCHANGED = "unchanged"
+
+
+UNCHANGED = _Unchanged.UNCHANGED
+"""A ``configure`` argument left as it was."""
+
+
 def configure(
     *,
-    meter_provider: MeterProvider | None = None,
-    tracer_provider: TracerProvider | None = None,
-    conversation_id: ConversationIds | None = None,
+    meter_provider: MeterProvider | _Unchanged | None = UNCHANGED,
+    tracer_provider: TracerProvider | _Unchanged | None = UNCHANGED,
+    conversation_id: ConversationIds | _Unchanged = UNCHANGED,
 ) -> None:
     """Record the store's metrics to ``meter_provider`` and its spans to ``tracer_provider``
-    instead of OpenTelemetry's global providers (None: the global one). ``conversation_id``:
-    ``"omit"`` (the default, or ``$CONVOSTORE_OTEL_CONVERSATION_ID``) leaves conversation
-    ids out of spans; ``"hash"`` puts the first 16 hex digits of their SHA-256 in
-    ``convostore.conversation_id.hash`` (ids can be personal data: a hash lets you follow one
-    conversation across spans, yet an id that can be guessed can be found from it)."""
-    if conversation_id is None:
-        _settings.conversation_id = _conversation_ids_from_env()
-    else:
+    instead of OpenTelemetry's global providers (None: the global one again); an argument not
+    given stays as it was. ``conversation_id``: ``"omit"`` (the default, or
+    ``$CONVOSTORE_OTEL_CONVERSATION_ID``) leaves conversation ids out of spans; ``"hash"``
+    puts the first 16 hex digits of their SHA-256 in ``convostore.conversation_id.hash`` (ids
+    can be personal data: a hash lets you follow one conversation across spans, yet an id
+    that can be guessed can be found from it)."""
+    if conversation_id is not UNCHANGED:
         _settings.conversation_id = _conversation_ids(conversation_id)
-    _settings.meter_provider = meter_provider
-    _settings.tracer_provider = tracer_provider
-    _settings.configured = meter_provider is not None or tracer_provider is not None
+    if meter_provider is not UNCHANGED:
+        _settings.meter_provider = meter_provider
+    if tracer_provider is not UNCHANGED:
+        _settings.tracer_provider = tracer_provider
+    configured = (_settings.meter_provider, _settings.tracer_provider)
+    _settings.configured = configured != (None, None)
     _instruments.cache_clear()
     _tracer.cache_clear()
 
