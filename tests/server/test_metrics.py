@@ -3,8 +3,10 @@ parser), for an admin's token only, its counters following the calls the test ma
 
 from __future__ import annotations
 
+import time
+
 from prometheus_client.parser import text_string_to_metric_families
-from served import Server, new_id
+from served import EventStream, Server, new_id
 
 
 def _samples(server: Server) -> dict[tuple[str, str, str], float]:
@@ -53,3 +55,26 @@ def test_the_counters_move_as_the_calls_do(server: Server) -> None:
     assert moved("convostore_call_duration_seconds_count", "append_message") == 5
     assert moved("convostore_call_duration_seconds_count", "get_messages") == 3
     assert moved("convostore_call_duration_seconds_sum", "get_messages") > 0
+
+
+def _subscribers(server: Server) -> float:
+    answer = server.client("admin").get("/metrics")
+    for family in text_string_to_metric_families(answer.text):
+        for sample in family.samples:
+            if sample.name == "convostore_server_sse_subscribers":
+                return sample.value
+    return 0.0
+
+
+def test_open_event_streams_are_counted(server: Server) -> None:
+    before = _subscribers(server)
+    streams = [EventStream(server, f"/conversations/{new_id()}/events") for _ in range(2)]
+    try:
+        for stream in streams:
+            assert stream.next() == {"comment": "subscribed"}
+        assert _subscribers(server) == before + 2
+    finally:
+        for stream in streams:
+            stream.close()
+    while _subscribers(server) != before:  # the server sees the clients go (pytest's timeout)
+        time.sleep(0.05)

@@ -189,6 +189,13 @@ def _tracer_provider() -> TracerProvider | None:
     return provider
 
 
+def meter_provider() -> MeterProvider | None:
+    """The meter provider the store records to (configured, else the global one; None
+    without one or without the ``otel`` extra): for the instruments of what runs around the
+    store, a server's."""
+    return _meter_provider() if AVAILABLE else None
+
+
 @functools.lru_cache(maxsize=4)
 def _instruments(provider: MeterProvider) -> Histogram:
     return provider.get_meter(SCOPE).create_histogram(
