@@ -4,13 +4,14 @@ tools."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
-from cli_helpers import fill, run, tables
+from cli_helpers import fill, on_a_terminal, run, tables
 from convostore import ConversationStore
 
 WRITERS = 4
@@ -172,3 +173,17 @@ def test_postgresql_is_sent_to_its_own_tools(pg_schema_url: str, tmp_path: Path)
     refused = run("restore", str(tmp_path / "b.db"), "--url", pg_schema_url, code=3).stderr
     assert "pg_restore" in refused and "WAL" in refused
     assert not (tmp_path / "b.db").exists()
+
+
+def test_backup_and_restore_show_their_progress_on_a_terminal(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'live.db'}"
+    with ConversationStore(url) as store:  # 3 steps of the copy
+        for i in range(10):
+            store.append_message(conversation_id="bulk", role="user", content=f"{i}" * 1_000_000)
+    status, shown = on_a_terminal("backup", str(tmp_path / "copy.db"), "--url", url)
+    assert status == 0, shown
+    assert re.search(r"pages .*(?<!\d)(\d+)/\1(?!\d)", shown) and "backed up" in shown  # the bar
+    target = f"sqlite:///{tmp_path / 'back.db'}"
+    status, shown = on_a_terminal("restore", str(tmp_path / "copy.db"), "--url", target)
+    assert status == 0, shown
+    assert re.search(r"pages restored .*(?<!\d)(\d+)/\1(?!\d)", shown) and "check passed" in shown
