@@ -24,7 +24,7 @@ src_server := packages/server/src
 also_server := convostore-openai
 
 
-.PHONY: uv services browser test-web install install-tools install-ts test-ts bench-ts demo test lint typecheck bench bench-memory bench-cli bench-search bench-openai-v1 bench-replicas $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: uv services browser test-web install install-tools install-ts test-ts bench-ts demo test lint typecheck bench bench-memory bench-cli bench-search bench-openai-v1 bench-replicas bench-telemetry $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES)) install-tools install-ts
 
@@ -214,4 +214,10 @@ bench-replicas: install-core
 	.venvs/core/bin/python benchmarks/replicas_bench.py --markdown benchmarks/results/replicas.md
 	@.venvs/core/bin/python benchmarks/report.py
 
-bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli bench-search bench-openai-v1 bench-ts bench-replicas
+# What OpenTelemetry costs a store call (about a minute).
+bench-telemetry: install-core
+	@echo "==> benchmarks/telemetry_bench.py in .venvs/core -> benchmarks/results/telemetry.md"
+	.venvs/core/bin/python benchmarks/telemetry_bench.py --markdown benchmarks/results/telemetry.md
+	@.venvs/core/bin/python benchmarks/report.py
+
+bench: $(addprefix bench-,$(BENCHES)) bench-memory bench-cli bench-search bench-openai-v1 bench-ts bench-replicas bench-telemetry

@@ -5,9 +5,11 @@ file gets one line and its exit status."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import re
+import sqlite3
 import unicodedata
 from pathlib import Path
 
@@ -173,3 +175,39 @@ def test_an_end_line_with_a_hostile_count(count: str, tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert "line 2" in done.stderr and "conversations" in done.stderr
+
+
+def test_a_backup_holding_code_of_its_own_restores_nothing(tmp_path: Path) -> None:
+    """A backup file is foreign data: a trigger (which would run on the restored store's
+    writes) or a view that no convostore migration makes is refused before any store opens
+    the copy, and nothing is written."""
+    live = f"sqlite:///{tmp_path / 'live.db'}"
+    with ConversationStore(live) as store:
+        store.append_message(conversation_id="c", role="user", content="x")
+    clean = tmp_path / "clean.db"
+    run("backup", str(clean), "--url", live)
+    for name, statement in [
+        (
+            "steal",
+            "CREATE TRIGGER steal AFTER INSERT ON convostore_messages"
+            " BEGIN DELETE FROM convostore_conversations; END",
+        ),
+        ("peek", "CREATE VIEW peek AS SELECT content FROM convostore_messages"),
+        (
+            "convostore_search_gone",  # a name of the store's, with other code
+            "CREATE TRIGGER convostore_search_gone AFTER UPDATE ON convostore_messages"
+            " BEGIN DELETE FROM convostore_messages; END",
+        ),
+    ]:
+        forged = tmp_path / f"{name}.db"
+        forged.write_bytes(clean.read_bytes())
+        with contextlib.closing(sqlite3.connect(forged)) as conn:
+            if name == "convostore_search_gone":
+                conn.execute("DROP TRIGGER convostore_search_gone")
+            conn.execute(statement)
+            conn.commit()
+        target = tmp_path / f"target-{name}.db"
+        failed = run("restore", str(forged), "--url", f"sqlite:///{target}", code=1).stderr
+        assert f"{name!r} that no convostore migration makes" in failed, failed
+        assert not target.exists()
+    run("restore", str(clean), "--url", f"sqlite:///{tmp_path / 'fine.db'}")

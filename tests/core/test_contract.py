@@ -237,6 +237,7 @@ def test_the_public_names_of_the_core() -> None:
         "spi",
         "store",
         "sync",
+        "telemetry",
         "threads",
         "validation",
         "views",

@@ -83,6 +83,9 @@ V1 = "/v1/conversations/{conversationId}"
 # document: one this table does not name fails the test, so no endpoint is forgotten.
 REQUESTS: dict[tuple[str, str], list[tuple[str, dict[str, Any] | None]]] = {
     ("GET", "/me"): [("", None)],
+    ("GET", "/healthz"): [("", None)],
+    ("GET", "/readyz"): [("", None)],
+    ("GET", "/metrics"): [("", None)],
     ("GET", "/conversations"): [("", None)],
     ("GET", C): [("", None)],
     ("PATCH", C): [("", {"metadata": {"title": "taken"}})],
@@ -127,6 +130,7 @@ CREATING = {("PATCH", C), ("POST", f"{C}/messages")}
 # Operations that name nothing of alice's: nothing to compare.
 UNNAMED = {("GET", "/me"), ("GET", "/conversations"), ("POST", "/memory_stores")}
 UNNAMED |= {("GET", "/memory_stores"), ("POST", "/v1/conversations")}
+UNNAMED |= {("GET", "/healthz"), ("GET", "/readyz"), ("GET", "/metrics")}
 
 
 def _operations(server: Server) -> set[tuple[str, str]]:

@@ -123,6 +123,7 @@ class AsyncConversationStore(Views):
     search_memories = _bridge(ConversationStore.search_memories, inline=False)
     reindex = _bridge(ConversationStore.reindex, inline=False)
     vacuum = _bridge(ConversationStore.vacuum, inline=False)
+    ready = _bridge(ConversationStore.ready, inline=False)
     read_after = _bridge(ConversationStore.read_after, inline=False)
 
     def replica_position(self) -> str | None:

@@ -11,6 +11,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from .backends import DEFAULT_URL, Backend, ChangeRow, ConversationRow, MessageRow, Tx, open_backend
+from .backends.transfer import schema_versions
 from .components import CORE, component_named
 from .conventions import MANAGED_BY_KEY
 from .errors import (
@@ -203,6 +204,16 @@ class Engine:
     def close(self) -> None:
         """Close the database connections."""
         self.backend.close()
+
+    def ready(self) -> bool:
+        """Whether the store can serve now: the database answers a read and holds the core's
+        tables at this install's version (not older, nor migrated by a newer install). For
+        readiness probes: a database that fails is False, not an error."""
+        try:
+            versions = self.backend.read(schema_versions, single_statement=True)
+        except (StorageError, ClosedError):
+            return False
+        return versions.get(CORE.name) == CORE.version
 
     def _check_open(self) -> None:
         """For a call that reads nothing: closed, it says so as every other call does."""

@@ -5,7 +5,8 @@ Each concern is a module of its own, named for it; this class adds no rule of it
 ``sync`` (managed conversations), ``changes`` (the change feed), ``forks``, ``search``,
 ``attachments``
 and ``memory_stores`` (memory), ``views`` (framework entry points). ``AsyncConversationStore``
-(``async_store``) runs the same methods awaited.
+(``async_store``) runs the same methods awaited. ``telemetry.instrument`` measures (and traces)
+each public call, here, once.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from .memory.attachments import AttachmentMethods
 from .messages import MessageMethods
 from .search import SearchMethods
 from .sync import SyncMethods
+from .telemetry import instrument
 from .views import Views
 
 
@@ -39,3 +41,6 @@ class ConversationStore(
     this process made before them; ``max_replica_lag`` (seconds, default 2) bounds how long a
     read waits for a standby to replay those writes and how far behind one may be (README).
     """
+
+
+instrument(ConversationStore)

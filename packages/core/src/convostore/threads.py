@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -23,11 +24,14 @@ async def run_in_thread(call: Callable[[], T]) -> T:
 
     A cancelled caller still waits for ``call`` to finish before the cancellation propagates
     (a write is never left in flight behind the caller's back), as ``anyio.to_thread`` does.
-    Under asyncio the loop's executor is used directly: it costs half of anyio's hop.
+    Under asyncio the loop's executor is used directly: it costs half of anyio's hop. The call
+    runs in a copy of the caller's context, as anyio's does (a span of the caller's is then
+    its parent).
     """
     if sniffio.current_async_library() != "asyncio":
         return await anyio.to_thread.run_sync(call)
-    future = asyncio.get_running_loop().run_in_executor(None, call)
+    context = contextvars.copy_context()
+    future = asyncio.get_running_loop().run_in_executor(None, context.run, call)
     try:
         return await asyncio.shield(future)
     except asyncio.CancelledError:

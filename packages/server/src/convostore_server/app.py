@@ -19,9 +19,11 @@ from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import RedirectResponse, Response
 
+from . import tracing
 from .auth import Authenticator, TokenTable
 from .errors import install_error_handlers
 from .hub import ChangeHub
+from .logs import RequestIds
 from .middleware import (
     POSITION_HEADER,
     BodyBudget,
@@ -29,7 +31,16 @@ from .middleware import (
     EncodedSlashes,
     ReadYourWrites,
 )
-from .routes import conversations, events, memory, openai_v1, principal, search
+from .routes import (
+    conversations,
+    events,
+    health,
+    memory,
+    metrics,
+    openai_v1,
+    principal,
+    search,
+)
 from .routes.common import ERRORS
 from .routes.principal import AuthenticateFirst, Context, caller_dependency
 from .webview import web_app
@@ -45,7 +56,11 @@ def _operation_id(route: APIRoute) -> str:
     return to_camel(route.name)
 
 
-def _routers(ctx: Context, hub: ChangeHub) -> list[APIRouter]:
+def _routers(
+    ctx: Context, hub: ChangeHub, readiness: health.Readiness, with_metrics: bool
+) -> list[APIRouter]:
+    probes = APIRouter(generate_unique_id_function=_operation_id)  # unauthenticated
+    health.routes(probes, readiness)
     router = APIRouter(responses=ERRORS, generate_unique_id_function=_operation_id)
     who = caller_dependency(ctx)
     principal.routes(router, who)
@@ -53,9 +68,11 @@ def _routers(ctx: Context, hub: ChangeHub) -> list[APIRouter]:
     events.routes(router, who, hub)
     memory.routes(router, who)
     search.routes(router, who)
+    if with_metrics:
+        metrics.routes(router, who)
     v1 = APIRouter(responses=openai_v1.ERRORS, generate_unique_id_function=_operation_id)
     openai_v1.routes(v1, who)
-    return [router, v1]
+    return [probes, router, v1]
 
 
 def _async_store(
@@ -88,6 +105,8 @@ def create_app(
     max_body_bytes: int | None = None,
     max_inflight_body_bytes: int | None = None,
     replicas: Sequence[str] | None = None,
+    ready_timeout: float = health.DEFAULT_READY_TIMEOUT,
+    metrics: bool = True,
 ) -> FastAPI:
     """The ASGI app serving ``store`` (a store, its async twin, a URL, or None for the default
     of ``ConversationStore()``); mount it in your own app or run it with uvicorn.
@@ -105,7 +124,14 @@ def create_app(
     read; a refused one's body is never read. ``replicas``: URLs of PostgreSQL standbys that
     answer reads (with a URL ``store``); responses then carry ``Convostore-Position``, which
     a client sends back to read its writes through any worker or server (README).
+    ``ready_timeout``: the seconds ``GET /readyz``
+    waits for the database before it answers 503 (``GET /healthz`` checks nothing but the
+    process; neither needs a token). ``metrics``: serve ``GET /metrics`` (admins only), the
+    store's metrics in Prometheus's text format, read in this process by a meter provider of
+    the server's own (``convostore.telemetry.configure``); False leaves the store's metrics
+    to the application's OpenTelemetry setup.
     """
+    ready_timeout = health.check_timeout(ready_timeout)
     if cors_credentials and "*" in cors_origins:
         raise MemoryValidationError(
             "cors_origins holds '*' while cors_credentials is set: any site could then read"
@@ -153,7 +179,8 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.convostore = async_store
-    for router in _routers(ctx, hub):
+    readiness = health.Readiness(async_store, ready_timeout)
+    for router in _routers(ctx, hub, readiness, metrics):
         app.include_router(router)
 
     @app.get("/", include_in_schema=False)
@@ -186,4 +213,6 @@ def create_app(
             expose_headers=[POSITION_HEADER],
         )
     app.add_middleware(EncodedSlashes)
+    app.add_middleware(RequestIds)  # outermost but the span: every answer names its request
+    tracing.instrument(app)  # a span per request, the child of the caller's traceparent
     return app

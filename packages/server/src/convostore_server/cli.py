@@ -21,12 +21,14 @@ from uvicorn.config import STARTUP_FAILURE
 
 from .app import create_app
 from .auth import TOKENS_FILE_ENV, TokenTable, new_token
+from .logs import log_config
 from .protocol import (
     DEFAULT_HEAD_TIMEOUT,
     DEFAULT_MAX_HEAD_BYTES,
     HEAD_TIMEOUT_ENV,
     MAX_HEAD_ENV,
 )
+from .routes.health import DEFAULT_READY_TIMEOUT
 from .supervisor import DEFAULT_WORKER_TIMEOUT, Supervisor
 
 AUTH_ENV = "CONVOSTORE_SERVER_AUTH"
@@ -39,15 +41,19 @@ MAX_INFLIGHT_ENV = "CONVOSTORE_SERVER_MAX_INFLIGHT_BODY_BYTES"
 """The request body bytes a worker holds at once."""
 REPLICAS_ENV = "CONVOSTORE_REPLICAS"
 """URLs of PostgreSQL standbys that answer reads, separated by spaces."""
+READY_TIMEOUT_ENV = "CONVOSTORE_SERVER_READY_TIMEOUT"
+"""The seconds ``GET /readyz`` waits for the database."""
 
 
 def app_from_env() -> FastAPI:
     """The app as the environment configures it: the store at ``$CONVOSTORE_URL`` (or the
-    default ``ConversationStore()`` opens) with the standbys of ``$CONVOSTORE_REPLICAS``, tokens from ``$CONVOSTORE_SERVER_TOKENS`` and the
-    file ``$CONVOSTORE_SERVER_TOKENS_FILE`` names."""
+    default ``ConversationStore()`` opens) with the standbys of ``$CONVOSTORE_REPLICAS``,
+    tokens from ``$CONVOSTORE_SERVER_TOKENS`` and the file ``$CONVOSTORE_SERVER_TOKENS_FILE``
+    names."""
     origins = [o.strip() for o in os.environ.get(CORS_ENV, "").split(",") if o.strip()]
     max_body, inflight = os.environ.get(MAX_BODY_ENV), os.environ.get(MAX_INFLIGHT_ENV)
     replicas = os.environ.get(REPLICAS_ENV, "").split()
+    ready_timeout = os.environ.get(READY_TIMEOUT_ENV)
     return create_app(
         os.environ.get("CONVOSTORE_URL") or None,
         auth=False if os.environ.get(AUTH_ENV) == "none" else None,
@@ -55,6 +61,7 @@ def app_from_env() -> FastAPI:
         max_body_bytes=int(max_body) if max_body else None,
         max_inflight_body_bytes=int(inflight) if inflight else None,
         replicas=replicas or None,
+        ready_timeout=float(ready_timeout) if ready_timeout else DEFAULT_READY_TIMEOUT,
     )
 
 
@@ -146,7 +153,21 @@ def _parser() -> argparse.ArgumentParser:
         help=f"the largest request head, URL and headers ({DEFAULT_MAX_HEAD_BYTES}); over it"
         " 431 and the connection closes",
     )
+    parser.add_argument(
+        "--ready-timeout",
+        type=_positive(float),
+        metavar="SECONDS",
+        help=f"the time GET /readyz waits for the database before it answers 503"
+        f" ({DEFAULT_READY_TIMEOUT:g})",
+    )
     parser.add_argument("--log-level", default="info")
+    parser.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        default="text",
+        help="text (uvicorn's lines) or json: a JSON object a line, each with the request id"
+        " and the trace and span ids of the request it was written for (text)",
+    )
     parser.add_argument("--no-access-log", action="store_true", help="no line per request")
     parser.add_argument(
         "--new-token",
@@ -187,6 +208,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         (args.max_inflight_body_bytes, MAX_INFLIGHT_ENV),
         (args.header_timeout, HEAD_TIMEOUT_ENV),
         (args.max_header_bytes, MAX_HEAD_ENV),
+        (args.ready_timeout, READY_TIMEOUT_ENV),
     ]:
         if value is not None:
             os.environ[name] = str(value)
@@ -203,6 +225,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         port=args.port,
         workers=args.workers,
         log_level=args.log_level,
+        log_config=log_config(args.log_format),
         access_log=not args.no_access_log,
         timeout_graceful_shutdown=5,  # event streams stay open: end them on shutdown
         timeout_worker_healthcheck=args.worker_timeout,

@@ -35,7 +35,7 @@ from ..errors import ConflictError, ConvostoreError, MemoryValidationError, Stor
 from ..models import ROLES, Message
 from ..search_text import parse_query
 from ..store import ConversationStore
-from . import common, export, importers, importing, maintenance, migrate, stats
+from . import backup, common, export, importers, importing, maintenance, migrate, stats
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -635,6 +635,39 @@ def check_command(url: str | None) -> None:
     if problems:
         sys.exit(EXIT["problems"])
     out.print(_text("ok: no problem found"))
+
+
+# -- backup / restore ------------------------------------------------------------------------
+
+
+@app.command("backup")
+@click.argument("destination")
+@_url_option
+@click.option("--force", is_flag=True, help="Replace DESTINATION if it exists.")
+@_errors
+def backup_command(destination: str, url: str | None, force: bool) -> None:
+    """Copy an SQLite store to the file DESTINATION while it is in use (SQLite's online
+    backup: the store as it was when the backup began). PostgreSQL: use pg_dump or base
+    backups with WAL archiving (the command says so and exits 3)."""
+    with _progress() as progress:
+        copied = backup.backup(url, destination, force=force, progress=progress)
+    _say(f"backed up {copied.pages:,} pages ({copied.bytes:,} bytes) to {copied.path}")
+
+
+@app.command("restore")
+@click.argument("source")
+@_url_option
+@click.option("--force", is_flag=True, help="Replace the store at --url if it exists.")
+@_errors
+def restore_command(source: str, url: str | None, force: bool) -> None:
+    """Make the SQLite store at --url a copy of the backup file SOURCE, after `check` passed
+    on it (exit 1 otherwise, nothing written). An existing store is replaced only with
+    --force (exit 5 otherwise)."""
+    with _progress() as progress:
+        copied = backup.restore(source, url, force=force, progress=progress)
+    _say(
+        f"restored {copied.pages:,} pages ({copied.bytes:,} bytes) into {copied.path}; check passed"
+    )
 
 
 # -- import-from -----------------------------------------------------------------------------

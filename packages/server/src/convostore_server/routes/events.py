@@ -1,9 +1,10 @@
 """``GET /conversations/{conversationId}/events``: a conversation's changes as Server-Sent
 Events, from the database's change feed (``ChangeHub`` wakes the open streams)."""
 
+import contextlib
 import json
 import re
-from collections.abc import AsyncIterable
+from collections.abc import AsyncGenerator, AsyncIterable
 from typing import Annotated, Any
 
 from convostore import (
@@ -20,6 +21,7 @@ from pydantic import TypeAdapter
 from ..errors import ApiError, dump_json
 from ..hub import ChangeHub
 from .common import ConversationId
+from .metrics import subscribed
 from .principal import Caller
 
 
@@ -113,28 +115,37 @@ def routes(router: APIRouter, Who: Any, hub: ChangeHub) -> None:
         ``conversation.updated`` (data: the change, with the conversation as it is now),
         ``conversation.deleted`` (then the stream goes on, for a conversation made again
         with that id). Each event's ``id`` resumes the stream."""
-        who, cid, after, changes = first
-        page = who.store.limits.max_page_size
-        yield ServerSentEvent(comment="subscribed", retry=1000)
-        if after and changes.conversation is None:  # resumed after the conversation went
-            yield _deleted(cid)
-            changes = changes.model_copy(update={"cursor": 0})
+        async with contextlib.aclosing(_stream(hub, *first)) as events:
+            with subscribed():
+                async for event in events:
+                    yield event
+
+
+async def _stream(
+    hub: ChangeHub, who: Caller, cid: str, after: int | None, changes: ConversationChanges
+) -> AsyncGenerator[ServerSentEvent, None]:
+    """The events of ``get_events``: the first changes, then each change as it comes."""
+    page = who.store.limits.max_page_size
+    yield ServerSentEvent(comment="subscribed", retry=1000)
+    if after and changes.conversation is None:  # resumed after the conversation went
+        yield _deleted(cid)
+        changes = changes.model_copy(update={"cursor": 0})
+    seen = changes.conversation
+    for change in changes.items:
+        yield _event(change, seen)
+    cursor = changes.cursor
+    while True:
+        wake = await hub.next_change()
+        try:
+            changes = await _changes(who, cid, cursor)
+            if _made_anew(seen, changes.conversation):
+                yield _deleted(cid)
+                changes = await _changes(who, cid, 0)
+        except ConvostoreError:  # the database failed: the client reconnects and resumes
+            return
         seen = changes.conversation
         for change in changes.items:
             yield _event(change, seen)
         cursor = changes.cursor
-        while True:
-            wake = await hub.next_change()
-            try:
-                changes = await _changes(who, cid, cursor)
-                if _made_anew(seen, changes.conversation):
-                    yield _deleted(cid)
-                    changes = await _changes(who, cid, 0)
-            except ConvostoreError:  # the database failed: the client reconnects and resumes
-                return
-            seen = changes.conversation
-            for change in changes.items:
-                yield _event(change, seen)
-            cursor = changes.cursor
-            if len(changes.items) < page:
-                await wake.wait()
+        if len(changes.items) < page:
+            await wake.wait()

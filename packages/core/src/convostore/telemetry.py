@@ -1,0 +1,296 @@
+"""OpenTelemetry for every public store call, applied in one place: ``instrument`` wraps the
+methods of ``ConversationStore`` named in ``OPERATIONS`` (the async store runs the same ones).
+
+With ``convostore[otel]`` (the ``opentelemetry-api`` package) and a tracer provider installed
+(the application's SDK, or ``configure(tracer_provider=...)``), each call is a span
+``convostore.<method>`` with the database system, the rows it returned or wrote and, by a
+setting, its conversation id hashed (omitted by default). With a meter provider, each call records its time in
+the histogram ``convostore.call.duration``, by method, database system and error type: its
+count is the number of calls (one instrument, as OpenTelemetry's own database conventions
+have it: a counter beside it would double the SDK's cost of a call for the same number). Without the package nothing is wrapped; with it and no provider, a call costs
+one check of three module globals more, and no span object is made.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import enum
+import functools
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+try:
+    from opentelemetry import trace as _trace_api
+    from opentelemetry.metrics import NoOpMeterProvider
+    from opentelemetry.metrics import _internal as _metrics_api
+    from opentelemetry.trace import NoOpTracerProvider, SpanKind
+
+    AVAILABLE = True
+except ImportError:  # pragma: no cover - without the otel extra
+    AVAILABLE = False
+
+from .errors import MemoryValidationError
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import Histogram, MeterProvider
+    from opentelemetry.trace import Tracer, TracerProvider
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+OPERATIONS = (
+    "append_message",
+    "append_messages",
+    "get_messages",
+    "get_message",
+    "get_history",
+    "get_contents",
+    "pop_message",
+    "update_message",
+    "delete_message",
+    "clear_messages",
+    "existing_message_ids",
+    "sync_messages",
+    "start_sync_messages",
+    "get_conversation",
+    "list_conversations",
+    "update_conversation",
+    "fork_conversation",
+    "delete_conversation",
+    "delete_user_data",
+    "find_conversations",
+    "delete_conversations",
+    "get_changes",
+    "wait_for_change",
+    "attach_memory_stores",
+    "detach_memory_stores",
+    "attached_memory_stores",
+    "create_memory_store",
+    "get_memory_store",
+    "list_memory_stores",
+    "delete_memory_store",
+    "create_memory",
+    "list_memories",
+    "get_memory",
+    "get_memory_by_path",
+    "update_memory",
+    "delete_memory",
+    "list_memory_versions",
+    "get_memory_version",
+    "redact_memory_version",
+    "search_messages",
+    "search_memories",
+    "reindex",
+    "vacuum",
+)
+"""The public store calls, each measured (and traced) as ``convostore.<name>``."""
+
+SCOPE = "convostore"
+"""The instrumentation scope's name (the meter's and the tracer's)."""
+
+# Bucket bounds of the duration histogram, in seconds: 100 µs to 10 s.
+DURATION_BUCKETS = (
+    0.0001,
+    0.00025,
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+)
+
+_inside: contextvars.ContextVar[bool] = contextvars.ContextVar("convostore_call", default=False)
+"""True within a measured call: the calls it makes of other public methods are its own work."""
+
+ConversationIds = Literal["omit", "hash"]
+CONVERSATION_ID_ENV = "CONVOSTORE_OTEL_CONVERSATION_ID"
+"""``omit`` (the default) or ``hash``: what a span says of the conversation it names."""
+
+
+def _conversation_ids(value: object) -> ConversationIds:
+    if value not in ("omit", "hash"):
+        raise MemoryValidationError(
+            f"conversation_id must be 'omit' or 'hash', got {value!r}", argument="conversation_id"
+        )
+    return value
+
+
+def _conversation_ids_from_env() -> ConversationIds:
+    return _conversation_ids(os.environ.get(CONVERSATION_ID_ENV) or "omit")
+
+
+class _Settings:
+    meter_provider: MeterProvider | None = None
+    tracer_provider: TracerProvider | None = None
+    conversation_id: ConversationIds = _conversation_ids_from_env()
+    configured = False  # a provider is configured here (else: the global ones alone)
+
+
+_settings = _Settings()
+
+
+class _Unchanged(enum.Enum):
+    UNCHANGED = "unchanged"
+
+
+UNCHANGED = _Unchanged.UNCHANGED
+"""A ``configure`` argument left as it was."""
+
+
+def configure(
+    *,
+    meter_provider: MeterProvider | _Unchanged | None = UNCHANGED,
+    tracer_provider: TracerProvider | _Unchanged | None = UNCHANGED,
+    conversation_id: ConversationIds | _Unchanged = UNCHANGED,
+) -> None:
+    """Record the store's metrics to ``meter_provider`` and its spans to ``tracer_provider``
+    instead of OpenTelemetry's global providers (None: the global one again); an argument not
+    given stays as it was. ``conversation_id``: ``"omit"`` (the default, or
+    ``$CONVOSTORE_OTEL_CONVERSATION_ID``) leaves conversation ids out of spans; ``"hash"``
+    puts the first 16 hex digits of their SHA-256 in ``convostore.conversation_id.hash`` (ids
+    can be personal data: a hash lets you follow one conversation across spans, yet an id
+    that can be guessed can be found from it)."""
+    if conversation_id is not UNCHANGED:
+        _settings.conversation_id = _conversation_ids(conversation_id)
+    if meter_provider is not UNCHANGED:
+        _settings.meter_provider = meter_provider
+    if tracer_provider is not UNCHANGED:
+        _settings.tracer_provider = tracer_provider
+    configured = (_settings.meter_provider, _settings.tracer_provider)
+    _settings.configured = configured != (None, None)
+    _instruments.cache_clear()
+    _tracer.cache_clear()
+
+
+def _meter_provider() -> MeterProvider | None:
+    """The meter provider to record to, or None (then nothing is recorded)."""
+    provider = _settings.meter_provider or _metrics_api._METER_PROVIDER
+    if provider is None or isinstance(provider, NoOpMeterProvider):
+        return None
+    return provider
+
+
+def _tracer_provider() -> TracerProvider | None:
+    """The tracer provider to record spans to, or None (then no span is made)."""
+    provider = _settings.tracer_provider or _trace_api._TRACER_PROVIDER
+    if provider is None or isinstance(provider, NoOpTracerProvider):
+        return None
+    return provider
+
+
+def meter_provider() -> MeterProvider | None:
+    """The meter provider the store records to (configured, else the global one; None
+    without one or without the ``otel`` extra): for the instruments of what runs around the
+    store, a server's."""
+    return _meter_provider() if AVAILABLE else None
+
+
+@functools.lru_cache(maxsize=4)
+def _instruments(provider: MeterProvider) -> Histogram:
+    return provider.get_meter(SCOPE).create_histogram(
+        "convostore.call.duration",
+        unit="s",
+        description="The time a public store call took (its count: the calls), by method",
+        explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _tracer(provider: TracerProvider) -> Tracer:
+    return provider.get_tracer(SCOPE)
+
+
+def _rows(result: object) -> int | None:
+    """The rows a call returned or wrote, for a span: a list's length, a page's items, a
+    count; None where the result says nothing of rows."""
+    if isinstance(result, list):
+        return len(result)
+    items = getattr(result, "items", None)
+    if isinstance(items, list):
+        return len(items)
+    if isinstance(result, int) and not isinstance(result, bool):
+        return result
+    if isinstance(result, str):  # an id: one row written
+        return 1
+    return None
+
+
+def _span_attributes(name: str, system: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    attributes: dict[str, Any] = {"db.system.name": system, "db.operation.name": name}
+    cid = kwargs.get("conversation_id")
+    if _settings.conversation_id == "hash" and isinstance(cid, str):
+        digest = hashlib.sha256(cid.encode("utf-8", "surrogatepass")).hexdigest()
+        attributes["convostore.conversation_id.hash"] = digest[:16]
+    return attributes
+
+
+def _measured(method: F, name: str) -> F:
+    span_name = f"convostore.{name}"
+
+    @functools.wraps(method)
+    def call(self: Any, /, *args: Any, **kwargs: Any) -> Any:
+        if (
+            not _settings.configured
+            and _metrics_api._METER_PROVIDER is None
+            and _trace_api._TRACER_PROVIDER is None
+        ):
+            return method(self, *args, **kwargs)  # no provider: the one check
+        if _inside.get():
+            return method(self, *args, **kwargs)  # another call's own work
+        meters, tracers = _meter_provider(), _tracer_provider()
+        if meters is None and tracers is None:
+            return method(self, *args, **kwargs)
+        system = self.backend.dialect
+        run = functools.partial(method, self, *args, **kwargs)
+        token = _inside.set(True)
+        try:
+            if tracers is None:
+                return _timed(meters, name, system, run)
+            with _tracer(tracers).start_as_current_span(
+                span_name,
+                kind=SpanKind.CLIENT,
+                attributes=_span_attributes(name, system, kwargs),
+            ) as span:
+                result = _timed(meters, name, system, run)
+                rows = _rows(result)
+                if rows is not None:
+                    span.set_attribute("convostore.rows", rows)
+                return result
+        finally:
+            _inside.reset(token)
+
+    return call  # type: ignore[return-value]
+
+
+def _timed(meters: MeterProvider | None, name: str, system: str, run: Callable[[], Any]) -> Any:
+    """``run()``, its time recorded where a meter provider is set."""
+    if meters is None:
+        return run()
+    attributes = {"convostore.method": name, "db.system.name": system}
+    start = time.perf_counter()
+    try:
+        return run()
+    except BaseException as exc:
+        attributes["error.type"] = type(exc).__qualname__
+        raise
+    finally:
+        _instruments(meters).record(time.perf_counter() - start, attributes)
+
+
+def instrument(cls: type) -> None:
+    """Wrap each method of ``cls`` named in ``OPERATIONS`` (once; nothing without the API)."""
+    if not AVAILABLE:
+        return
+    for name in OPERATIONS:
+        setattr(cls, name, _measured(getattr(cls, name), name))
