@@ -61,6 +61,16 @@ const ELSEWHERE = {
   MemoryUpdate: "updateMemory's arguments",
   MemoryEntryListed: "a MemoryEntry without content",
   MemoryVersionListed: "a MemoryVersion without content",
+  // OpenAI's Conversations API under /v1: its clients are OpenAI's own (the openai packages)
+  Conversation: "/v1, for OpenAI's clients",
+  ConversationDeleted: "/v1, for OpenAI's clients",
+  ConversationUpdate: "/v1, for OpenAI's clients",
+  ItemList: "/v1, for OpenAI's clients",
+  NewConversation: "/v1, for OpenAI's clients",
+  NewItems: "/v1, for OpenAI's clients",
+  OpenAIErrorBody: "/v1, for OpenAI's clients",
+  OpenAIErrorDetail: "/v1, for OpenAI's clients",
+  Health: "/healthz and /readyz, for probes, not for a client",
 };
 
 let schemas;

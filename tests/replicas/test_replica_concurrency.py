@@ -14,9 +14,9 @@ from pathlib import Path
 from convostore import ConversationStore
 from convostore.backends.replicas import ReplicatedBackend
 from pg_cluster import Pair
-from worker import write_and_read
+from replica_worker import write_and_read
 
-WORKER = str(Path(__file__).with_name("worker.py"))
+WORKER = str(Path(__file__).with_name("replica_worker.py"))
 COUNT = 40
 
 
