@@ -494,3 +494,35 @@ def test_sqlite_indexes_appends_a_batch_at_a_time(tmp_path: Any) -> None:
     with ConversationStore(url) as store:
         assert unindexed(store) == 0
         assert found(store) == ["last needle", "first needle"]
+
+
+def test_a_role_that_may_not_create_pg_trgm_is_told_what_to_run() -> None:
+    """A database without pg_trgm, opened by a role that may not create it: the error names
+    the statement a superuser runs; after it, the store opens."""
+    import os
+
+    import psycopg
+    from convostore import StorageError
+
+    pg_url = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+    suffix = uuid.uuid4().hex[:8]
+    name, role = f"trgm_{suffix}", f"plain_{suffix}"
+    base = pg_url.split("?", 1)[0].rsplit("/", 1)[0]
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+        admin.execute(f"CREATE ROLE {role} LOGIN")
+    try:
+        with psycopg.connect(f"{base}/{name}", autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA s AUTHORIZATION {role}")
+        url = f"{base.replace('postgres@', f'{role}@')}/{name}?options=-csearch_path%3Ds"
+        with pytest.raises(StorageError, match=r"run 'CREATE EXTENSION pg_trgm;'"):
+            ConversationStore(url)
+        with psycopg.connect(f"{base}/{name}", autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION pg_trgm")
+        with ConversationStore(url) as store:
+            store.append_message(conversation_id="c", role="user", content="now it opens")
+            assert len(store.search_messages(query="opens").items) == 1
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+            admin.execute(f"DROP ROLE {role}")

@@ -19,13 +19,14 @@ from .base import (
     _MSG,
     SAVE_CONVERSATION,
     Backend,
+    Migrations,
     T,
     Tx,
     saved_values,
 )
 from .rows import ConversationRow, MessageRow
 from .schema import MIGRATIONS
-from .search import PostgresSearch
+from .search import EXTENSION_HINT, PostgresSearch
 
 try:
     import psycopg
@@ -508,6 +509,22 @@ class PostgresBackend(Backend):
 
     def read(self, fn: Callable[[Tx], T], *, single_statement: bool = False) -> T:
         return self._run(fn, read_only=True, single_statement=single_statement)
+
+    def migrate(
+        self, component: Migrations | str, steps: Sequence[Sequence[str]] | None = None
+    ) -> None:
+        """``Backend.migrate``; a role that may not create pg_trgm (the search index's
+        extension) is told which statement to run as a superuser."""
+        try:
+            super().migrate(component, steps)
+        except StorageError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, psycopg.errors.InsufficientPrivilege):
+                raise
+            where = cause.diag.context or ""
+            if "pg_trgm" in where or "convostore_extensions" in where:
+                raise StorageError(f"{EXTENSION_HINT} ({cause})") from cause
+            raise
 
     @property
     def closed(self) -> bool:
