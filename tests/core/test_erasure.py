@@ -130,7 +130,9 @@ def test_vacuum_drops_the_search_index_postings_of_deleted_text(db: Path) -> Non
         left = trigrams_in_files(db, marker) | trigrams_in_files(db, marker[::-1])
         assert len(left) >= len(before) // 2  # the control: the postings outlive the delete
         store.vacuum()
-        assert trigrams_in_files(db, marker) | trigrams_in_files(db, marker[::-1]) == set()
+        # none left, but for a piece that other bytes of the file hold by chance (seen: 1 in
+        # about 20 runs); without the segments' merge about all of them stay (the control)
+        assert len(trigrams_in_files(db, marker) | trigrams_in_files(db, marker[::-1])) <= 2
         assert store.search_messages(query="filler").items == []
         store.append_message(conversation_id="d", role="user", content=f"again {marker}")
         assert [h.conversation_id for h in store.search_messages(query=marker).items] == ["d"]

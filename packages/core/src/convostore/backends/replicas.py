@@ -27,7 +27,6 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
 from ..errors import ClosedError, MemoryValidationError
-from . import postgres_url
 from .base import Backend, T, Tx
 from .postgres import (
     POSITION,
@@ -37,6 +36,7 @@ from .postgres import (
     _connect_timeout,
     _position,
 )
+from .urls import postgres_url
 
 log = logging.getLogger("convostore.replicas")
 

@@ -207,7 +207,7 @@ class SqliteBackend(Backend):
                 queue=True,
             )
             self._commits += 1
-        except (StorageError, WouldBlock) as exc:
+        except (StorageError, WouldBlock, ClosedError) as exc:
             _log.warning("search index: a batch was left for later (%s)", exc)
 
     def truncate_wal(self) -> bool:

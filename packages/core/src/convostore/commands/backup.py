@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
-from ..backends import _sqlite_path
+from ..backends.urls import _sqlite_path
 from ..errors import ConflictError, MemoryValidationError, StorageError
 from ..store import ConversationStore
 from .common import Progress, VerificationError, open_existing, resolve_url

@@ -8,10 +8,8 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..backends import (
-    DEFAULT_URL,
-    _sqlite_path,
-)
+from ..backends import DEFAULT_URL
+from ..backends.urls import _sqlite_path
 from ..errors import (
     ConflictError,
     ConvostoreError,
