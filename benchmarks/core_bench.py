@@ -65,7 +65,8 @@ def raw_sqlite(path: str, *, same_schema: bool) -> Callable[[], None]:
 
     def insert() -> None:
         conn.execute(
-            f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO {table} (conversation_id, seq, id, role, content, metadata,"
+            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 "c",
                 next(seq),
@@ -89,7 +90,8 @@ def raw_postgres(url: str) -> Callable[[], None]:
 
     def insert() -> None:
         conn.execute(
-            "INSERT INTO convostore_messages VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            "INSERT INTO convostore_messages (conversation_id, seq, id, role, content, metadata,"
+            " created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
             (
                 "raw",
                 next(seq),
@@ -132,7 +134,8 @@ def raw_same_work_sqlite(path: str, prefix: str = "raw") -> Callable[[], None]:
             [now, cid],
         ).fetchone()
         conn.execute(
-            "INSERT INTO convostore_messages VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO convostore_messages (conversation_id, seq, id, role, content, metadata,"
+            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [cid, seq, f"msg_{uuid.uuid4().hex}", "user", json.dumps(CONTENT), None, now, None],
         )
         conn.execute("COMMIT")
@@ -159,8 +162,8 @@ def raw_same_work_postgres(url: str, prefix: str = "raw") -> Callable[[], None]:
             "WITH c AS (UPDATE convostore_conversations SET message_count = message_count + 1,"
             " next_seq = next_seq + 1, last_message_at = %s WHERE id = %s"
             " RETURNING next_seq - 1 AS seq)"
-            " INSERT INTO convostore_messages SELECT %s, c.seq, %s, 'user', %s, NULL, %s, NULL"
-            " FROM c",
+            " INSERT INTO convostore_messages (conversation_id, seq, id, role, content, metadata,"
+            " created_at, updated_at) SELECT %s, c.seq, %s, 'user', %s, NULL, %s, NULL FROM c",
             [now, cid, cid, f"msg_{uuid.uuid4().hex}", json.dumps(CONTENT), now],
         )
 
