@@ -147,6 +147,8 @@ def test_the_public_names_of_the_core() -> None:
             "SEARCH_HISTORY_NAME",
             "SEARCH_HISTORY_QUERY_HELP",
             "asearch_history",
+            "bind_recall",
+            "RecallBinding",
             "search_history",
             "MANAGED_BY_KEY",
             "ChangeKind",

@@ -7,7 +7,9 @@ from .conventions.recall import (
     SEARCH_HISTORY_DESCRIPTION,
     SEARCH_HISTORY_NAME,
     SEARCH_HISTORY_QUERY_HELP,
+    RecallBinding,
     asearch_history,
+    bind_recall,
     search_history,
 )
 from .conventions.summary import (
@@ -123,6 +125,7 @@ __all__ = [
     "Order",
     "OwnershipError",
     "PromptContext",
+    "RecallBinding",
     "Role",
     "SearchHit",
     "SearchResult",
@@ -132,6 +135,7 @@ __all__ = [
     "amemory_context",
     "aprompt_context",
     "asearch_history",
+    "bind_recall",
     "ensure_title",
     "first_exchange",
     "fold_summary",

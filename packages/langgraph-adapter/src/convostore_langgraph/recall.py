@@ -13,11 +13,10 @@ from convostore import (
     SEARCH_HISTORY_QUERY_HELP,
     AsyncConversationStore,
     ConversationStore,
-    MemoryValidationError,
     asearch_history,
+    bind_recall,
     search_history,
 )
-from convostore.spi import check_id, check_int, check_optional_id
 from langchain_core.tools import BaseTool, StructuredTool
 
 
@@ -32,26 +31,19 @@ def search_history_tool(
     conversations (only ``conversation_id``, if given), ``limit`` hits a call. Its answer is
     text: one line per hit (conversation, time, role, excerpt), newest first; a bad query
     comes back as an ``Error: ...`` answer the model can correct."""
-    if isinstance(store, AsyncConversationStore):
-        blocking, nonblocking = store.sync, store
-    elif isinstance(store, ConversationStore):
-        blocking, nonblocking = store, AsyncConversationStore(sync=store)
-    else:
-        raise MemoryValidationError(
-            "store must be a ConversationStore or an AsyncConversationStore,"
-            f" got {type(store).__name__}",
-            argument="store",
-        )
-    uid = check_id("user_id", user_id, blocking.limits)
-    cid = check_optional_id("conversation_id", conversation_id, blocking.limits)
-    per_call = check_int("limit", limit, minimum=1, maximum=blocking.limits.max_page_size)
+    bound = bind_recall(store, user_id=user_id, conversation_id=conversation_id, limit=limit)
 
     def run(
         query: Annotated[str, SEARCH_HISTORY_QUERY_HELP],
         after: Annotated[str | None, SEARCH_HISTORY_AFTER_HELP] = None,
     ) -> str:
         return search_history(
-            blocking, query, user_id=uid, conversation_id=cid, limit=per_call, after=after
+            bound.store,
+            query,
+            user_id=bound.user_id,
+            conversation_id=bound.conversation_id,
+            limit=bound.limit,
+            after=after,
         )
 
     async def arun(
@@ -59,7 +51,12 @@ def search_history_tool(
         after: Annotated[str | None, SEARCH_HISTORY_AFTER_HELP] = None,
     ) -> str:
         return await asearch_history(
-            nonblocking, query, user_id=uid, conversation_id=cid, limit=per_call, after=after
+            bound.async_store,
+            query,
+            user_id=bound.user_id,
+            conversation_id=bound.conversation_id,
+            limit=bound.limit,
+            after=after,
         )
 
     return StructuredTool.from_function(

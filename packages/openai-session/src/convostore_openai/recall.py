@@ -13,10 +13,9 @@ from convostore import (
     SEARCH_HISTORY_QUERY_HELP,
     AsyncConversationStore,
     ConversationStore,
-    MemoryValidationError,
     asearch_history,
+    bind_recall,
 )
-from convostore.spi import check_id, check_int, check_optional_id
 
 
 def search_history_tool(
@@ -30,25 +29,19 @@ def search_history_tool(
     ``conversation_id``, if given), ``limit`` hits a call. Its answer is text: one line per
     hit (conversation, time, role, excerpt), newest first; a bad query comes back as an
     ``Error: ...`` answer the model can correct."""
-    if isinstance(store, ConversationStore):
-        store = AsyncConversationStore(sync=store)
-    elif not isinstance(store, AsyncConversationStore):
-        raise MemoryValidationError(
-            "store must be a ConversationStore or an AsyncConversationStore,"
-            f" got {type(store).__name__}",
-            argument="store",
-        )
-    bound = store
-    uid = check_id("user_id", user_id, bound.limits)
-    cid = check_optional_id("conversation_id", conversation_id, bound.limits)
-    per_call = check_int("limit", limit, minimum=1, maximum=bound.limits.max_page_size)
+    bound = bind_recall(store, user_id=user_id, conversation_id=conversation_id, limit=limit)
 
     async def search_history(
         query: Annotated[str, SEARCH_HISTORY_QUERY_HELP],
         after: Annotated[str | None, SEARCH_HISTORY_AFTER_HELP] = None,
     ) -> str:
         return await asearch_history(
-            bound, query, user_id=uid, conversation_id=cid, limit=per_call, after=after
+            bound.async_store,
+            query,
+            user_id=bound.user_id,
+            conversation_id=bound.conversation_id,
+            limit=bound.limit,
+            after=after,
         )
 
     return function_tool(

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from ..async_store import AsyncConversationStore
 from ..errors import MemoryValidationError
 from ..models import SearchResult
 from ..store import ConversationStore
+from ..validation import check_id, check_int, check_optional_id
 
 SEARCH_HISTORY_NAME = "search_history"
 SEARCH_HISTORY_DESCRIPTION = (
@@ -24,6 +26,41 @@ SEARCH_HISTORY_AFTER_HELP = (
 )
 
 _MODEL_ARGUMENTS = ("query", "after")  # the arguments a model writes: their errors are answers
+
+
+class RecallBinding(NamedTuple):
+    """What a ``search_history`` tool is bound to, its arguments checked (``bind_recall``)."""
+
+    store: ConversationStore
+    async_store: AsyncConversationStore
+    user_id: str
+    conversation_id: str | None
+    limit: int
+
+
+def bind_recall(
+    store: object, *, user_id: object, conversation_id: object = None, limit: object = 10
+) -> RecallBinding:
+    """Check what an adapter's ``search_history_tool`` is given, when it is made: a store
+    (either twin: both are handed back), the user, the conversation, the hits a call."""
+    if isinstance(store, AsyncConversationStore):
+        blocking, nonblocking = store.sync, store
+    elif isinstance(store, ConversationStore):
+        blocking, nonblocking = store, AsyncConversationStore(sync=store)
+    else:
+        raise MemoryValidationError(
+            "store must be a ConversationStore or an AsyncConversationStore,"
+            f" got {type(store).__name__}",
+            argument="store",
+        )
+    limits = blocking.limits
+    return RecallBinding(
+        blocking,
+        nonblocking,
+        check_id("user_id", user_id, limits),
+        check_optional_id("conversation_id", conversation_id, limits),
+        check_int("limit", limit, minimum=1, maximum=limits.max_page_size),
+    )
 
 
 def _minute(ms: int) -> str:
