@@ -73,12 +73,16 @@ def test_an_adapter_installs_alone_and_runs_its_example(
     # Run from an empty directory: nothing of the checkout is importable there.
     out = _run(python, ROOT / example, cwd=tmp_path)
     assert out.strip()
-    if package == "convostore-server":  # the web view's files are package data of the wheel
+    if package == "convostore-server":  # the web view's files (the client's build in
+        # web/client/ too) are package data of the wheel
         listing = (
-            "from convostore_server.webview import WEB_DIR; print(*sorted(os.listdir(WEB_DIR)))"
+            "from convostore_server.webview import WEB_DIR;"
+            " print(*sorted(p.relative_to(WEB_DIR).as_posix() for p in WEB_DIR.rglob('*')))"
         )
-        shipped = _run(python, "-c", f"import os; {listing}", cwd=tmp_path).split()
-        assert shipped == sorted(os.listdir(ROOT / "packages/server/src/convostore_server/web"))
+        shipped = _run(python, "-c", listing, cwd=tmp_path).split()
+        web = ROOT / "packages/server/src/convostore_server/web"
+        assert shipped == sorted(p.relative_to(web).as_posix() for p in web.rglob("*"))
+        assert "client/index.js" in shipped
 
 
 FILL = """

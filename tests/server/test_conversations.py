@@ -173,6 +173,47 @@ def test_patch_merges_metadata_and_null_deletes_a_key(server: Server) -> None:
     assert _error(unknown, 422, "invalid_request")["argument"] == "title"
 
 
+def test_fork_copies_a_conversation_whole_or_up_to_a_message(server: Server) -> None:
+    alice, cid = server.client("alice"), new_id("trip")
+    ids = [
+        _post(alice, cid, {"role": role, "content": text, "metadata": {"n": i}}).json()["messageId"]
+        for i, (role, text) in enumerate(
+            [("user", "Plan 3 days in Kyoto"), ("assistant", "Day 1: ..."), ("user", "5 days")]
+        )
+    ]
+    alice.patch(f"/conversations/{cid}", json={"metadata": {"title": "Kyoto", "tag": "x"}})
+    branch = new_id("trip-b")
+    body = {"newConversationId": branch, "upTo": ids[1], "metadata": {"tag": None, "b": 1}}
+    forked = alice.post(f"/conversations/{cid}/fork", json=body)
+    assert forked.status_code == 201, forked.text
+    meta = forked.json()
+    assert meta["conversationId"] == branch and meta["messageCount"] == 2
+    assert meta["userId"] == "alice"
+    assert meta["metadata"] == {
+        "title": "Kyoto",
+        "b": 1,
+        "forkedFrom": {"conversationId": cid, "messageId": ids[1]},
+    }
+    assert alice.get(f"/conversations/{branch}").json() == meta
+    copied, source = _messages(alice, branch), _messages(alice, cid)
+    assert copied == source[:2]  # ids, contents, metadata and times kept
+    assert alice.get(f"/conversations/{cid}").json()["messageCount"] == 3  # untouched
+    whole = alice.post(f"/conversations/{cid}/fork", json={"newConversationId": new_id()})
+    assert whole.status_code == 201 and whole.json()["messageCount"] == 3
+    assert whole.json()["metadata"]["forkedFrom"] == {"conversationId": cid, "messageId": None}
+
+    taken = alice.post(f"/conversations/{cid}/fork", json={"newConversationId": branch})
+    assert "is a conversation already" in _error(taken, 409, "conversation_exists")["message"]
+    missing = alice.post(f"/conversations/{new_id()}/fork", json={"newConversationId": new_id()})
+    _error(missing, 404, "not_found")
+    unknown = alice.post(
+        f"/conversations/{cid}/fork", json={"newConversationId": new_id(), "upTo": "msg_nope"}
+    )
+    assert _error(unknown, 400, "invalid_argument")["argument"] == "up_to"
+    no_id = alice.post(f"/conversations/{cid}/fork", json={"upTo": ids[0]})
+    assert _error(no_id, 422, "invalid_request")["argument"] == "newConversationId"
+
+
 def test_delete_and_clear(server: Server) -> None:
     alice, cid = server.client("alice"), new_id()
     _post(

@@ -577,3 +577,52 @@ def test_a_well_formed_position_without_replicas_changes_nothing(server: Server)
     answer = alice.get("/conversations", headers={"Convostore-Position": "0/16B3748"})
     assert answer.status_code == 200
     assert "Convostore-Position" not in answer.headers
+
+
+def test_hostile_forks_copy_nothing_of_another_users_and_write_nothing(server: Server) -> None:
+    """A fork of another user's conversation answers as one of a missing conversation, by
+    the same words; a cut at another user's message, a taken id (anyone's: ids are one
+    namespace), a ``managedBy`` mark or a bad id write nothing."""
+    alice, bob, admin = server.client("alice"), server.client("bob"), server.client("admin")
+    cid = f"fork-{uuid.uuid4().hex[:12]}"
+    mid = alice.post(
+        f"/conversations/{cid}/messages", json={"role": "user", "content": "secret"}
+    ).json()["messageId"]
+    own = f"bob-{uuid.uuid4().hex[:12]}"
+    bob.post(f"/conversations/{own}/messages", json={"role": "user", "content": "b"})
+    missing = f"gone-{uuid.uuid4().hex[:12]}"
+
+    def fork(client: httpx.Client, source: str, body: dict[str, object]) -> httpx.Response:
+        return client.post(f"/conversations/{source}/fork", json=body)
+
+    new = f"stolen-{uuid.uuid4().hex[:12]}"
+    theirs = fork(bob, cid, {"newConversationId": new, "upTo": mid})
+    absent = fork(bob, missing, {"newConversationId": new, "upTo": mid})
+    assert theirs.status_code == absent.status_code == 404
+    assert theirs.content == absent.content.replace(missing.encode(), cid.encode())
+    as_bob = admin.post(f"/conversations/{cid}/fork", params={"userId": "bob"}, json={
+        "newConversationId": new
+    })  # fmt: skip
+    assert as_bob.status_code == 404
+    cut = fork(bob, own, {"newConversationId": new, "upTo": mid})  # alice's message
+    assert cut.status_code == 400 and cut.json()["error"]["argument"] == "up_to"
+    assert "secret" not in cut.text
+    taken = fork(bob, own, {"newConversationId": cid})  # alice's id
+    assert taken.status_code == 409 and taken.json()["error"]["code"] == "conversation_exists"
+    assert "secret" not in taken.text
+    for body, status in [
+        ({"newConversationId": new, "metadata": {"managedBy": {"component": "x"}}}, 400),
+        ({"newConversationId": "a\x00b"}, 400),
+        ({"newConversationId": "x" * 10_000}, 400),
+        ({"newConversationId": 7}, 422),
+        ({"newConversationId": new, "upTo": ["msg_1"]}, 422),
+        ({"newConversationId": new, "metadata": []}, 422),
+        ({"newConversationId": new, "extra": 1}, 422),
+    ]:
+        response = fork(bob, own, body)
+        assert response.status_code == status, (body, response.text[:300])
+    for client in (alice, bob):
+        assert client.get(f"/conversations/{new}").status_code == 404  # nothing written
+    assert admin.get(f"/conversations/{cid}").json()["messageCount"] == 1
+    anonymous = server.client(None)
+    assert fork(anonymous, cid, {"newConversationId": new}).status_code == 401

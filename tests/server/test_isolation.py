@@ -50,6 +50,7 @@ CONVERSATION_CALLS: list[tuple[str, str, dict[str, Any] | None]] = [
     ("GET", "/conversations/{cid}", None),
     ("PATCH", "/conversations/{cid}", {"metadata": {"title": "taken"}}),
     ("DELETE", "/conversations/{cid}", None),
+    ("POST", "/conversations/{cid}/fork", {"newConversationId": "taken"}),
     ("GET", "/conversations/{cid}/messages", None),
     ("GET", "/conversations/{cid}/messages?after={mid}", None),
     ("POST", "/conversations/{cid}/messages", {"role": "user", "content": "injected"}),
@@ -90,6 +91,10 @@ REQUESTS: dict[tuple[str, str], list[tuple[str, dict[str, Any] | None]]] = {
     ("GET", C): [("", None)],
     ("PATCH", C): [("", {"metadata": {"title": "taken"}})],
     ("DELETE", C): [("", None)],
+    ("POST", f"{C}/fork"): [
+        ("", {"newConversationId": "bobs-fork"}),
+        ("", {"newConversationId": "bobs-fork", "upTo": "msg_x", "metadata": {"a": 1}}),
+    ],
     ("GET", f"{C}/messages"): [("", None), ("?after={mid}", None), ("?before={mid}", None)],
     ("POST", f"{C}/messages"): [
         ("", {"role": "user", "content": "injected"}),

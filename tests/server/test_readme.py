@@ -41,6 +41,7 @@ def test_the_readme_curl_calls_work(server: Server, tmp_path: Path) -> None:
     out = done.stdout
     assert '"messageIds":["turn-7:0","turn-7:1"]' in out
     assert '"title":"Greetings"' in out
+    assert '"forkedFrom":{"conversationId":"chat-42","messageId":"turn-7:0"}' in out
     assert '"code":"version_conflict"' in out and '"currentVersion":2' in out
     assert '"redacted":true' in out
     assert '"snippet":"My order number is A-1234"' in out

@@ -50,8 +50,8 @@ def test_the_openapi_document_holds_against_the_live_server(
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     counts = re.search(r"(\d+) generated, (\d+) passed", done.stdout)
     assert counts and int(counts[1]) == int(counts[2]) > 200, done.stdout[-1500:]
-    # every operation but the event stream (and /ui): 28 of the server's own, 8 under /v1
-    assert "Tested: 36" in done.stdout
+    # every operation but the event stream (and /ui): 29 of the server's own, 8 under /v1
+    assert "Tested: 37" in done.stdout
 
 
 def test_every_operation_has_a_clean_name(server: Server) -> None:
@@ -61,6 +61,11 @@ def test_every_operation_has_a_clean_name(server: Server) -> None:
     names = [op["operationId"] for methods in paths.values() for op in methods.values()]
     assert len(names) == len(set(names))
     assert all(re.fullmatch("[a-z][a-zA-Z0-9]*", name) for name in names), names
-    assert {"getMessages", "listConversations", "appendMessages", "getEvents", "getMe"} <= set(
-        names
-    )
+    assert {
+        "getMessages",
+        "listConversations",
+        "appendMessages",
+        "getEvents",
+        "getMe",
+        "forkConversation",
+    } <= set(names)

@@ -29,14 +29,16 @@ def test_the_page_is_served_with_its_security_headers(server: Server) -> None:
     assert page.status_code == 200
     assert page.headers["content-type"].startswith("text/html")
     assert '<script type="module" src="app.js">' in page.text
-    for path in ("/ui/", "/ui/app.js", "/ui/style.css", "/ui/nothing.js", "/ui/a/b/"):
+    paths = ("/ui/", "/ui/app.js", "/ui/client/index.js", "/ui/style.css", "/ui/nothing.js")
+    for path in (*paths, "/ui/a/b/"):
         headers = anonymous.get(path).headers
         policy = headers["content-security-policy"]
         assert "script-src 'self'" in policy
         assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
         assert "default-src 'none'" in policy
         assert headers["x-content-type-options"] == "nosniff"
-    assert anonymous.get("/ui/app.js").headers["content-type"].startswith("text/javascript")
+    for module in ("/ui/app.js", "/ui/client/index.js"):
+        assert anonymous.get(module).headers["content-type"].startswith("text/javascript")
     home = anonymous.get("/", follow_redirects=False)
     assert (home.status_code, home.headers["location"]) == (307, "ui/")
     missing = anonymous.get("/ui/nothing.js")
@@ -52,8 +54,9 @@ def test_the_page_is_served_with_its_security_headers(server: Server) -> None:
 def test_the_page_never_builds_html_from_strings() -> None:
     """Data reaches the page as text only: no innerHTML, outerHTML, insertAdjacentHTML,
     document.write or eval in any module, and no inline script or handler in index.html."""
-    sources = sorted(WEB.glob("*.js"))
-    assert {p.name for p in sources} >= {"app.js", "api.js", "render.js", "sse.js"}
+    sources = sorted(WEB.rglob("*.js"))  # the client's build in client/ too
+    names = {str(p.relative_to(WEB)) for p in sources}
+    assert names >= {"app.js", "store.js", "render.js", "client/index.js", "client/events.js"}
     forbidden = re.compile(
         r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function"
     )

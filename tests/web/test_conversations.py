@@ -154,9 +154,15 @@ def test_a_message_from_another_process_appears_live(server: Server, open_page: 
     with ConversationStore(server.store_url) as store:
         core_chat(store, cid, user, "first")
         core_chat(store, other, user, "elsewhere")
-        page = open_page(user, link(cid)).page
+        opened = open_page(user, link(cid))
+        page = opened.page
         page.wait_for_selector(".live.live")
         page.evaluate("window.notReloaded = true")
+        # The view's calls and its event stream are the TypeScript client's (web/client/, the
+        # build of packages/client-ts), loaded under the view's policy: it has no other.
+        modules = {u.split("/ui/", 1)[1] for u in opened.requests if u.endswith(".js")}
+        assert {"store.js", "client/index.js", "client/events.js"} <= modules, modules
+        assert not modules & {"api.js", "sse.js"}
         # This process is not the server: the server learns of it from the database.
         mid = store.append_message(
             conversation_id=cid, user_id=user, role="assistant", content="a live reply"

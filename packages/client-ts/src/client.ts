@@ -289,6 +289,30 @@ export class ConvostoreClient {
     );
   }
 
+  /** Copy the conversation into a new one, `newConversationId`, in one transaction: every
+   * message, or those up to and including `upTo` (a message id), with their ids, contents,
+   * metadata and times. The copy's metadata is the source's (less a summary past the cut)
+   * shallow-merged with `metadata`, plus `forkedFrom`; returns the copy's. A taken id is a
+   * ConversationExistsError, a missing (or another user's) source a ConversationNotFoundError. */
+  async forkConversation(
+    args: InConversation & {
+      newConversationId: string;
+      upTo?: string | undefined;
+      metadata?: Record<string, any> | undefined;
+    },
+  ): Promise<ConversationMeta> {
+    const query = asUser(args);
+    const path = conversationPath(args, query, "/fork");
+    const body: Record<string, unknown> = {
+      newConversationId: checkId("newConversationId", args.newConversationId),
+    };
+    const upTo = checkOptionalId("upTo", args.upTo);
+    if (upTo !== undefined) body["upTo"] = upTo;
+    const metadata = checkMetadata("metadata", args.metadata);
+    if (metadata !== undefined) body["metadata"] = metadata;
+    return wire.conversation(await this.http.json("POST", path, { query, json: encodeObject(body) }));
+  }
+
   /** Delete the conversation and its messages (irrecoverable; a missing one: nothing). */
   async deleteConversation(args: InConversation): Promise<void> {
     const query = asUser(args);

@@ -136,6 +136,8 @@ export function errorFromResponse(status: number, body: unknown): ConvostoreErro
         return new MemoryPathConflictError(message, info);
       case "quota_exceeded":
         return new MemoryQuotaExceededError(message, info);
+      case "conversation_exists":
+        return new ConversationExistsError(message, info);
       default:
         return /managed by/.test(message)
           ? new ConversationManagedError(message, info)

@@ -98,7 +98,14 @@ export interface StreamOptions {
   maxRetries?: number | undefined;
   /** The delay before a reconnection, until the server sets its own (default 1000 ms). */
   retryMs?: number | undefined;
+  /** Told `"live"` each time the server takes the subscription (from then on nothing is
+   * missed; after a reconnection without an event id received yet, what happened while away
+   * is not replayed: re-read what you show), and `"reconnecting"` when the connection ended
+   * or a reconnection failed and another is due. */
+  onState?: ((state: StreamState) => void) | undefined;
 }
+
+export type StreamState = "live" | "reconnecting";
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -142,10 +149,12 @@ export async function* streamEvents(
       } catch (error) {
         if (stop.signal.aborted || isAbort(error)) return;
         if (!(error instanceof StorageError) || ++failures > maxRetries) throw error;
+        options.onState?.("reconnecting");
         await sleep(retryMs, stop.signal);
         continue;
       }
       failures = 0;
+      options.onState?.("live");
       const parser = new EventParser(lastId);
       const body = response.body;
       if (body === null) throw new StorageError(`GET ${path}: the event stream has no body`);
@@ -170,6 +179,8 @@ export async function* streamEvents(
         reader.cancel().catch(() => undefined);
       }
       retryMs = parser.retry ?? retryMs;
+      if (stop.signal.aborted) return;
+      options.onState?.("reconnecting");
       await sleep(retryMs, stop.signal);
     }
   } finally {

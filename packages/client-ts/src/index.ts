@@ -6,6 +6,6 @@ export { toAnthropicMessages, toAnthropicSystem, toOpenAIInput } from "./convert
 export type { ConvertibleMessage } from "./converters.js";
 export * from "./errors.js";
 export { EventParser } from "./events.js";
-export type { StreamOptions } from "./events.js";
+export type { StreamOptions, StreamState } from "./events.js";
 export type { Fetch } from "./http.js";
 export type * from "./types.js";

@@ -254,6 +254,46 @@ for (const backend of ["sqlite", "postgresql"]) {
         assert.deepEqual(await alice.getMessages({ conversationId }), []);
       });
 
+      test("forkConversation copies up to a message into a new conversation, as the caller's", async () => {
+        const conversationId = newId();
+        const first = await alice.appendMessage({ conversationId, role: "user", content: "Plan 3 days" });
+        const second = await alice.appendMessage({ conversationId, role: "assistant", content: "Day 1" });
+        await alice.appendMessage({ conversationId, role: "user", content: "Make it 5" });
+        await alice.updateConversation({ conversationId, metadata: { title: "Kyoto", tag: "x" } });
+        const newConversationId = newId();
+        const branch = await alice.forkConversation({
+          conversationId,
+          newConversationId,
+          upTo: second,
+          metadata: { tag: null, b: 1 },
+        });
+        assert.equal(branch.conversationId, newConversationId);
+        assert.equal(branch.messageCount, 2);
+        assert.equal(branch.userId, "alice");
+        assert.deepEqual(branch.metadata, {
+          title: "Kyoto",
+          b: 1,
+          forkedFrom: { conversationId, messageId: second },
+        });
+        assert.deepEqual(await alice.getConversation({ conversationId: newConversationId }), branch);
+        const copied = await alice.getMessages({ conversationId: newConversationId });
+        assert.deepEqual(copied, (await alice.getMessages({ conversationId })).slice(0, 2));
+        assert.deepEqual(copied.map((m) => m.messageId), [first, second]);
+        assert.equal((await alice.getConversation({ conversationId })).messageCount, 3);
+        const whole = await alice.forkConversation({ conversationId, newConversationId: newId() });
+        assert.equal(whole.messageCount, 3);
+        // An admin forks a user's conversation for that user; the copy is the source owner's.
+        const forAlice = await admin.forkConversation({ conversationId, newConversationId: newId() });
+        assert.equal(forAlice.userId, "alice");
+        // Another user's conversation is as a missing one: nothing is copied.
+        const stolen = newId();
+        await assert.rejects(
+          bob.forkConversation({ conversationId, newConversationId: stolen }),
+          (e) => e.constructor.name === "ConversationNotFoundError",
+        );
+        assert.equal(await admin.getConversation({ conversationId: stolen }), null);
+      });
+
       test("me() tells who the token is for", async () => {
         assert.deepEqual(await alice.me(), { userId: "alice", admin: false });
         assert.deepEqual(await admin.me(), { admin: true });

@@ -86,6 +86,13 @@ const STEPS = [
   { op: "getConversation", args: { conversationId: "chat-2" } },
   { op: "deleteConversation", args: { conversationId: "chat-3" } },
   { op: "getConversation", args: { conversationId: "chat-3" } },
+  // A fork up to a message: the summary, whose summarizedUntil is past the cut, is left out.
+  {
+    op: "forkConversation",
+    args: { conversationId: "chat-1", newConversationId: "chat-1-b", upTo: "m-user-1", metadata: { branch: 1 } },
+  },
+  { op: "forkConversation", args: { conversationId: "chat-2", newConversationId: "chat-2-b" } },
+  { op: "getMessages", args: { conversationId: "chat-1-b" } },
 ];
 
 /** JSON with ids the store made, times and opaque cursors replaced by placeholders. */
@@ -137,12 +144,20 @@ for (const backend of ["sqlite", "postgresql"]) {
         assert.deepEqual(ours[i], theirs[i], `step ${i}: ${step.op} ${JSON.stringify(step.args)}`),
       );
       const stored = python([server.storeUrl, "--dump"]).stored;
+      const branch = stored.find((c) => c.conversation.conversationId === "chat-1-b").conversation;
+      assert.deepEqual(branch.metadata, {
+        title: "Product Inquiry",
+        branch: 1,
+        forkedFrom: { conversationId: "chat-1", messageId: "m-user-1" },
+      });
       assert.deepEqual(normalized(stored), normalized(viaPython.stored));
       assert.deepEqual(
         stored.map((c) => [c.conversation.conversationId, c.messages.length]),
         [
           ["chat-1", 3],
           ["chat-2", 0],
+          ["chat-1-b", 2],
+          ["chat-2-b", 0],
         ],
       );
     });

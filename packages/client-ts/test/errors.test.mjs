@@ -8,6 +8,7 @@ import {
   AuthenticationError,
   ClosedError,
   ContentTooLargeError,
+  ConversationExistsError,
   ConversationManagedError,
   ConversationNotFoundError,
   ConvostoreClient,
@@ -129,6 +130,23 @@ describe("errors from the server's answers", () => {
       () => alice.appendMessage({ conversationId, role: "user", content: "another", messageId: "m-1" }),
       MessageIdConflictError,
       { status: 409, code: "message_id_conflict" },
+    );
+  });
+
+  test("ConversationExistsError (409): a fork's new id is taken", async () => {
+    const conversationId = newId();
+    const taken = newId();
+    await alice.appendMessage({ conversationId, role: "user", content: "one" });
+    await bob.appendMessage({ conversationId: taken, role: "user", content: "bob's" });
+    await raises(
+      () => alice.forkConversation({ conversationId, newConversationId: taken }),
+      ConversationExistsError,
+      { status: 409, code: "conversation_exists" },
+    );
+    await raises(
+      () => alice.forkConversation({ conversationId, newConversationId: newId(), upTo: "msg_none" }),
+      MemoryValidationError,
+      { status: 400, argument: "up_to" },
     );
   });
 

@@ -89,7 +89,8 @@ for (const backend of ["sqlite", "postgresql"]) {
         return new Response(body, { status: response.status, headers: response.headers });
       };
       const client = new ConvostoreClient({ baseUrl: server.base, token: server.tokens.alice, fetch });
-      const stream = client.events({ conversationId, after: 0 });
+      const states = [];
+      const stream = client.events({ conversationId, after: 0, onState: (state) => states.push(state) });
       const ids = [await alice.appendMessage({ conversationId, role: "user", content: "one" })];
       const events = await take(stream, 1); // then the first connection ends
       for (const content of ["two", "three"]) {
@@ -105,6 +106,19 @@ for (const backend of ["sqlite", "postgresql"]) {
       assert.equal(streams.length, 2, "one reconnection");
       assert.equal(streams[0].lastEventId, "0");
       assert.equal(streams[1].lastEventId, events[0].id);
+      assert.deepEqual(states, ["live", "reconnecting", "live"]);
+    });
+
+    test("onState says when the server has taken the subscription: a write after it is never missed", async () => {
+      const conversationId = newId("opened");
+      let live;
+      const opened = new Promise((resolve) => (live = resolve));
+      const stream = alice.events({ conversationId, onState: (state) => state === "live" && live() });
+      const first = stream.next(); // connects
+      await opened;
+      const messageId = await alice.appendMessage({ conversationId, role: "user", content: "right after" });
+      assert.equal((await first).value.messageId, messageId);
+      await stream.return();
     });
 
     test("an AbortSignal ends the iteration", async () => {

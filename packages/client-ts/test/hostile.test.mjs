@@ -199,6 +199,24 @@ describe("bad arguments are refused before any request", () => {
       "metadata",
     ],
     [
+      "a fork without a new id",
+      () => recording.forkConversation({ conversationId: "c" }),
+      "newConversationId must be a string, got undefined",
+      "newConversationId",
+    ],
+    [
+      "a fork's upTo that is not an id",
+      () => recording.forkConversation({ conversationId: "c", newConversationId: "d", upTo: "" }),
+      "upTo must be 1 to 256 bytes of UTF-8, got 0 bytes",
+      "upTo",
+    ],
+    [
+      "a fork's metadata that is not an object",
+      () => recording.forkConversation({ conversationId: "c", newConversationId: "d", metadata: [1] }),
+      /^metadata must be/,
+      "metadata",
+    ],
+    [
       "a batch that is not an array",
       () => recording.appendMessages({ conversationId: "c", messages: "x" }),
       "messages must be an array, got string",

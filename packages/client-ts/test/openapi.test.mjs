@@ -54,6 +54,7 @@ const ELSEWHERE = {
   ErrorBody: "read by errorFromResponse",
   ErrorDetail: "read by errorFromResponse",
   ConversationPatch: "updateConversation's metadata",
+  ConversationFork: "forkConversation's arguments",
   MessagePatch: "updateMessage's content and metadata",
   NewMessages: "appendMessages' messages",
   NewMemoryStore: "createMemoryStore's arguments",

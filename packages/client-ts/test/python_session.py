@@ -29,6 +29,7 @@ METHODS = {
     "listConversations": "list_conversations",
     "updateConversation": "update_conversation",
     "deleteConversation": "delete_conversation",
+    "forkConversation": "fork_conversation",
 }
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from convostore import (
     ConflictError,
     ContentTooLargeError,
+    ConversationExistsError,
     ConversationOwnershipError,
     ConvostoreError,
     MemoryPathConflictError,
@@ -241,6 +242,8 @@ def install_error_handlers(app: FastAPI) -> None:
             return _error(409, "message_id_conflict", str(exc), "messageId")
         if isinstance(exc, MemoryPathConflictError):
             return _error(409, "path_conflict", str(exc), "path")
+        if isinstance(exc, ConversationExistsError):
+            return _error(409, "conversation_exists", str(exc))
         if isinstance(exc, MemoryQuotaExceededError):
             return _error(409, "quota_exceeded", str(exc))
         if isinstance(exc, ConflictError):  # any other conflict the core may add

@@ -68,6 +68,15 @@ class ConversationPatch(In):
     metadata: dict[str, Any]
 
 
+class ConversationFork(In):
+    """Where to copy the conversation: ``newConversationId`` (a free id), every message or
+    those up to and including ``upTo``, ``metadata`` shallow-merged into the copy's."""
+
+    new_conversation_id: str
+    up_to: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
 class Appended(Out):
     message_id: str
 
@@ -211,6 +220,30 @@ def _conversation_routes(router: APIRouter, Who: Any) -> None:
             conversation_id=conversation_id, metadata=patch.metadata, user_id=who.user_id
         )
         return json_response(meta, _META)
+
+    @router.post(
+        "/conversations/{conversationId}/fork",
+        status_code=201,
+        response_model=ConversationMeta,
+        tags=["conversations"],
+    )
+    async def fork_conversation(
+        *, who: Who, conversation_id: ConversationId, fork: ConversationFork
+    ) -> Response:
+        """Copy the conversation (every message, or up to and including ``upTo``) into a new
+        one, in one transaction; the copy's ``ConversationMeta`` (its metadata the source's,
+        merged with ``metadata``, plus ``forkedFrom``). 409 ``conversation_exists`` if the new
+        id is taken."""
+        meta = await who.call(
+            lambda s: s.fork_conversation(
+                conversation_id=conversation_id,
+                new_conversation_id=fork.new_conversation_id,
+                up_to=fork.up_to,
+                metadata=fork.metadata,
+                user_id=who.user_id,
+            )
+        )
+        return json_response(meta, _META, 201)
 
     @router.delete("/conversations/{conversationId}", status_code=204, tags=["conversations"])
     async def delete_conversation(*, who: Who, conversation_id: ConversationId) -> Response:

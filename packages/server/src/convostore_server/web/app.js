@@ -2,7 +2,7 @@
 // memory stores, and search messages. Routes live in the URL's fragment: #/, #/c/<id>[?m=<message id>],
 // #/search/<query>, #/memory, #/memory/<id>[/<entry>].
 
-import { ApiError, api, token } from "./api.js";
+import { describe, refusedToken, store, token } from "./store.js";
 import { h, replace } from "./dom.js";
 import { ConversationList } from "./conversations.js";
 import { ConversationView } from "./conversation.js";
@@ -15,8 +15,8 @@ let side = null; // {kind, view}
 let detail = null; // {kind, key, view}
 
 function showError(error) {
-  if (error instanceof ApiError && error.status === 401) return signOut("Your token was refused: sign in again.");
-  $("alert-text").textContent = error instanceof ApiError ? `${error.message} (${error.code})` : String(error.message ?? error);
+  if (refusedToken(error)) return signOut("Your token was refused: sign in again.");
+  $("alert-text").textContent = describe(error);
   $("alert").hidden = false;
 }
 
@@ -38,10 +38,10 @@ function signOut(message = "") {
 
 async function signIn() {
   try {
-    me = await api("/me");
+    me = await store().me();
   } catch (error) {
     token.clear();
-    signOut(error instanceof ApiError && error.status === 401 ? "That token is not valid here." : String(error.message));
+    signOut(refusedToken(error) ? "That token is not valid here." : describe(error));
     return;
   }
   $("login").hidden = true;

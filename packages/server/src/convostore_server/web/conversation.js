@@ -3,10 +3,9 @@
 // so a conversation of any length opens with one page. New messages, edits and deletions
 // arrive live through the conversation's event stream.
 
-import { api, conversationPath } from "./api.js";
 import { h, jsonBlock, plural, replace, time } from "./dom.js";
 import { frameworkOf, waitingBadge, messageElement, Pairing } from "./render.js";
-import { subscribe } from "./sse.js";
+import { ConversationNotFoundError, store } from "./store.js";
 
 const PAGE = 50;
 
@@ -64,17 +63,11 @@ export class ConversationView {
       await this.loadMeta();
       // Subscribe first, then read the newest page: what is written in between arrives as
       // events (and is recognised by its id), so nothing falls in a gap.
-      const [events, params] = conversationPath(this.id, "/events");
-      this.stream = subscribe(events, {
-        params,
-        onEvent: (event) => this.onEvent(event),
-        onState: (state, error, reconnected) => this.onState(state, error, reconnected),
-      });
-      await this.stream.opened;
+      await this.follow();
       if (this.closed) return;
       const page = await this.messages({ limit: PAGE, order: "desc" });
       if (this.closed) return;
-      this.hasOlder = page.previousCursor !== null;
+      this.hasOlder = page.previousCursor !== undefined;
       this.insert(page.items.reverse(), "end");
       for (const event of this.pending.splice(0)) this.apply(event);
       this.pending = null;
@@ -87,23 +80,51 @@ export class ConversationView {
     }
   }
 
+  /** Read the conversation's events (the client's `events()`, which reconnects with
+   * Last-Event-ID for as long as the view is open); settles once the server has taken the
+   * subscription, or refused it (the error). */
+  follow() {
+    this.stop = new AbortController();
+    let lives = 0;
+    return new Promise((opened, refused) => {
+      const onState = (state) => {
+        if (state === "live" && lives++ === 0) opened();
+        this.onState(state, null, lives > 1);
+      };
+      (async () => {
+        const events = store().events({
+          conversationId: this.id,
+          signal: this.stop.signal,
+          maxRetries: Infinity, // a view left open waits for the server as long as it takes
+          onState,
+        });
+        try {
+          for await (const event of events) this.onEvent(event);
+          opened(); // ended by close()
+        } catch (error) {
+          refused(error);
+          this.onState("closed", error);
+        }
+      })();
+    });
+  }
+
   close() {
     this.closed = true;
-    this.stream?.close();
+    this.stop?.abort();
     this.observer.disconnect();
     clearTimeout(this.metaTimer);
   }
 
-  /** A page of the conversation's messages. */
-  messages(query) {
-    const [path, params] = conversationPath(this.id, "/messages");
-    return api(path, { params: { ...params, ...query } });
+  /** A page of the conversation's messages, with its cursors. */
+  messages(page) {
+    return store().getMessagesPage({ conversationId: this.id, ...page });
   }
 
   async loadMeta() {
-    const [path, params] = conversationPath(this.id);
-    const meta = await api(path, { params });
+    const meta = await store().getConversation({ conversationId: this.id });
     if (this.closed) return;
+    if (meta === null) throw new ConversationNotFoundError(`conversation ${JSON.stringify(this.id)} not found`);
     this.meta = meta;
     this.renderHeader();
     this.onMeta?.(meta);
@@ -150,33 +171,33 @@ export class ConversationView {
     else this.apply(event);
   }
 
-  apply({ event, data }) {
-    if (!data || typeof data !== "object") return;
-    if (event === "message.created" || event === "message.updated") {
-      const message = data.message;
+  apply(event) {
+    const { kind } = event;
+    if (kind === "message.created" || kind === "message.updated") {
+      const message = event.message;
       if (!message) return; // deleted since
       const old = this.elements.get(message.messageId);
       if (old) {
         const el = messageElement(message, this.pairing);
         old.replaceWith(el);
         this.elements.set(message.messageId, el);
-      } else if (event === "message.created") {
+      } else if (kind === "message.created") {
         const follow = this.atEnd();
         this.insert([message], "end");
         if (follow) this.scrollToEnd();
         else this.newBelow.hidden = false;
       }
-    } else if (event === "message.deleted") {
-      this.elements.get(data.messageId)?.remove();
-      this.elements.delete(data.messageId);
-    } else if (event === "messages.cleared") {
+    } else if (kind === "message.deleted") {
+      this.elements.get(event.messageId)?.remove();
+      this.elements.delete(event.messageId);
+    } else if (kind === "messages.cleared") {
       this.list.replaceChildren();
       this.elements.clear();
       this.pairing = new Pairing();
       this.hasOlder = false;
       this.oldest = null;
       this.renderTop();
-    } else if (event === "conversation.deleted") {
+    } else if (kind === "conversation.deleted") {
       this.list.replaceChildren(h("p", { class: "note" }, "This conversation was deleted."));
       this.elements.clear();
       this.hasOlder = false;
@@ -249,7 +270,7 @@ export class ConversationView {
     try {
       const page = await this.messages({ limit: PAGE, order: "desc", before: this.oldest });
       if (this.closed) return;
-      this.hasOlder = page.previousCursor !== null;
+      this.hasOlder = page.previousCursor !== undefined;
       // Keep what is on screen where it is while the page grows above it.
       const fromBottom = this.scroller.scrollHeight - this.scroller.scrollTop;
       this.insert(page.items.reverse(), "start");

@@ -1,8 +1,8 @@
 // The conversation list: newest activity first, a page at a time through the API's cursors
 // (more load as the end of the list scrolls into view), filtered by user (admins) and title.
 
-import { api, seg } from "./api.js";
-import { h, plural, replace, time } from "./dom.js";
+import { h, plural, replace, seg, time } from "./dom.js";
+import { store } from "./store.js";
 import { frameworkOf, waitingBadge } from "./render.js";
 
 const PAGE = 50;
@@ -107,12 +107,15 @@ export class ConversationList {
     const generation = this.generation;
     this.render();
     try {
-      const page = await api("/conversations", {
-        params: { limit: PAGE, order: "desc", after: this.cursor, userId: this.userId || null },
+      const page = await store().listConversations({
+        limit: PAGE,
+        order: "desc",
+        after: this.cursor ?? undefined,
+        userId: this.userId || undefined,
       });
       if (generation !== this.generation) return;
       this.items.push(...page.items);
-      this.cursor = page.nextCursor;
+      this.cursor = page.nextCursor ?? null;
       this.done = !page.nextCursor;
       const shown = page.items.filter((m) => this.matches(m));
       this.list.append(...page.items.map((m) => this.row(m, shown.includes(m))));

@@ -75,3 +75,6 @@ export function bytes(n) {
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
+
+/** An id as a segment of the page's own address (#/c/<id>): a '/' in it as %2F. */
+export const seg = (id) => encodeURIComponent(id);

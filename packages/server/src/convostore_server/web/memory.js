@@ -2,9 +2,9 @@
 // version history, a diff between any two versions, and redaction (admins, after a
 // confirmation). A redacted version shows as redacted wherever it appears.
 
-import { api, seg } from "./api.js";
-import { bytes, h, plural, replace, time } from "./dom.js";
+import { bytes, h, plural, replace, seg, time } from "./dom.js";
 import { diffLines } from "./diff.js";
+import { store } from "./store.js";
 
 const PAGE = 100;
 
@@ -29,8 +29,8 @@ export class StoreList {
     this.loading = true;
     this.more.disabled = true;
     try {
-      const page = await api("/memory_stores", { params: { limit: PAGE, after: this.cursor } });
-      this.cursor = page.nextCursor;
+      const page = await store().listMemoryStores({ limit: PAGE, after: this.cursor ?? undefined });
+      this.cursor = page.nextCursor ?? null;
       this.done = !page.nextCursor;
       for (const store of page.items) {
         this.list.append(
@@ -97,20 +97,20 @@ export class StoreView {
 
   async start() {
     try {
-      const store = await api(`/memory_stores/${seg(this.storeId)}`);
+      const found = await store().getMemoryStore({ memoryStoreId: this.storeId });
       replace(
         this.header,
-        h("h2", { class: "conv-heading" }, store.name),
+        h("h2", { class: "conv-heading" }, found.name),
         h(
           "p",
           { class: "conv-facts" },
-          h("span", { class: "count" }, plural(store.entryCount, "entry", "entries")),
-          h("span", {}, bytes(store.totalSize)),
-          h("span", {}, "updated ", time(store.updatedAt)),
-          store.userId ? h("span", { class: "user" }, `user ${store.userId}`) : null,
+          h("span", { class: "count" }, plural(found.entryCount, "entry", "entries")),
+          h("span", {}, bytes(found.totalSize)),
+          h("span", {}, "updated ", time(found.updatedAt)),
+          found.userId ? h("span", { class: "user" }, `user ${found.userId}`) : null,
         ),
-        store.description ? h("p", { class: "text" }, store.description) : null,
-        h("p", { class: "conv-id" }, store.memoryStoreId),
+        found.description ? h("p", { class: "text" }, found.description) : null,
+        h("p", { class: "conv-id" }, found.memoryStoreId),
       );
       await this.loadEntries();
     } catch (error) {
@@ -123,9 +123,9 @@ export class StoreView {
     try {
       // The first pages at once; past 1,000 entries, more on request.
       for (let i = 0; i < 10; i++) {
-        const page = await api(`/memory_stores/${seg(this.storeId)}/memories`, { params: { limit: PAGE, after: this.cursor } });
+        const page = await store().listMemories({ memoryStoreId: this.storeId, limit: PAGE, after: this.cursor ?? undefined });
         this.entries.push(...page.items);
-        this.cursor = page.nextCursor;
+        this.cursor = page.nextCursor ?? null;
         if (!this.cursor) break;
       }
     } catch (error) {
@@ -194,7 +194,7 @@ export class StoreView {
   /** After a redaction: the tree's badge. */
   async refreshEntry(entryId) {
     try {
-      const entry = await api(`/memory_stores/${seg(this.storeId)}/memories/${seg(entryId)}`);
+      const entry = await store().getMemory({ memoryStoreId: this.storeId, entryId });
       const index = this.entries.findIndex((e) => e.entryId === entryId);
       if (index >= 0) this.entries[index] = { ...entry, content: null };
       this.renderTree();
@@ -208,7 +208,7 @@ export class StoreView {
 class EntryView {
   constructor(root, storeId, entryId, me, onError, onRedacted) {
     this.root = root;
-    this.base = `/memory_stores/${seg(storeId)}`;
+    this.storeId = storeId;
     this.entryId = entryId;
     this.me = me;
     this.onError = onError;
@@ -221,7 +221,7 @@ class EntryView {
   async load() {
     try {
       const [entry, versions] = await Promise.all([
-        api(`${this.base}/memories/${seg(this.entryId)}`),
+        store().getMemory({ memoryStoreId: this.storeId, entryId: this.entryId }),
         this.allVersions(),
       ]);
       this.entry = entry;
@@ -235,9 +235,9 @@ class EntryView {
 
   async allVersions() {
     const items = [];
-    let after = null;
+    let after;
     do {
-      const page = await api(`${this.base}/versions`, { params: { entryId: this.entryId, limit: PAGE, after } });
+      const page = await store().listMemoryVersions({ memoryStoreId: this.storeId, entryId: this.entryId, limit: PAGE, after });
       items.push(...page.items);
       after = page.nextCursor;
     } while (after);
@@ -317,7 +317,7 @@ class EntryView {
 
   async version(v) {
     if (!this.contents.has(v.versionId)) {
-      this.contents.set(v.versionId, await api(`${this.base}/versions/${seg(v.versionId)}`));
+      this.contents.set(v.versionId, await store().getMemoryVersion({ memoryStoreId: this.storeId, versionId: v.versionId }));
     }
     return this.contents.get(v.versionId);
   }
@@ -370,7 +370,7 @@ class EntryView {
     );
     if (!ok) return;
     try {
-      await api(`${this.base}/versions/${seg(v.versionId)}/redact`, { method: "POST" });
+      await store().redactMemoryVersion({ memoryStoreId: this.storeId, versionId: v.versionId });
       this.contents.delete(v.versionId);
       await this.load();
       this.onRedacted();

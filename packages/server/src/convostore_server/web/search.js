@@ -3,8 +3,8 @@
 // a page at a time. The matched text is marked with <mark> elements built from text nodes:
 // a snippet is stored data, shown as text, never as HTML.
 
-import { api, seg } from "./api.js";
-import { h, plural, replace, time } from "./dom.js";
+import { h, plural, replace, seg, time } from "./dom.js";
+import { store } from "./store.js";
 
 const PAGE = 20;
 const TERM = /"([^"]*)"|(\S+)/g;
@@ -73,11 +73,11 @@ export class SearchView {
     this.loading = true;
     this.render();
     try {
-      const page = await api("/search/messages", { params: { q: this.query, limit: PAGE, after: this.cursor } });
+      const page = await store().searchMessages({ query: this.query, limit: PAGE, after: this.cursor ?? undefined });
       if (this.closed) return;
       this.list.append(...page.items.map((hit) => this.row(hit)));
       this.count += page.items.length;
-      this.cursor = page.nextCursor;
+      this.cursor = page.nextCursor ?? null;
     } catch (error) {
       if (!this.closed) this.onError(error);
       this.cursor = null;

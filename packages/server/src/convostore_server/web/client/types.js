@@ -1,0 +1,2 @@
+/** The data model, as the reference's interfaces and the server's camelCase JSON give it. */
+export {};
