@@ -170,4 +170,10 @@ MIGRATIONS: list[list[str]] = [
     ],
     SEARCH_MIGRATION,
     MEMORY_SEARCH_MIGRATION,
+    [
+        # A store-wide search's first read on PostgreSQL: the newest messages, newest first
+        # (PostgresSearch.search_messages). SQLite's index rows are numbered by time instead.
+        POSTGRESQL_ONLY
+        + "CREATE INDEX convostore_messages_by_time ON convostore_messages (created_at)",
+    ],
 ]

@@ -12,7 +12,9 @@ writes the message and gone with it:
   index row's number starts with the minute of the message's ``created_at``, so a page newest
   first reads the index backwards and stops at its last minute (``SqliteSearch``).
 - PostgreSQL: the text in a column of the message's row (``search_text``) with a pg_trgm GIN
-  index; ``LIKE`` on it is exact (``PostgresSearch``).
+  index; ``LIKE`` on it is exact (``PostgresSearch``). A store-wide page reads the newest
+  messages first through an index on ``created_at`` and goes to the GIN index only when they
+  hold too few matches: the GIN index finds every match, which a common term makes slow to sort.
 
 Rows written before the index existed hold no text (``search_rid`` / ``search_text`` NULL):
 searches read them directly until ``reindex`` has indexed them.
@@ -46,6 +48,12 @@ FTS_TABLES = ("convostore_search", "convostore_memory_search")
 MERGE_SEGMENTS = "INSERT INTO {0}({0}) VALUES('optimize')"
 """Merge every segment of FTS5 table {0} into one: the postings of deleted rows, which a
 delete leaves in older segments (SQLite 3.40 has no FTS5 secure-delete), are dropped."""
+
+RECENT_WINDOWS = (5000, 15000)
+"""How many of the newest messages a store-wide search reads on PostgreSQL before it asks the
+trigram index: a term in one message of 250 fills a page of 20 in the first window; a term that
+filled half its page there, in the second. Rarer terms cost the trigram index less than more
+rows read would."""
 
 _MSG = "seq, id, role, content, metadata, created_at, updated_at"
 _KEY_DESC = "m.created_at DESC, m.conversation_id DESC, m.seq DESC"
@@ -460,14 +468,31 @@ class PostgresSearch(SearchStatements):
 
     def search_messages(self, f: SearchFilter, limit: int) -> list[Hit]:
         where, params, join = _scope(f)
-        # LIKE on the lower-cased text, its wildcards escaped, is exact; the trigram index
-        # finds its candidates.
+        # LIKE on the lower-cased text, its wildcards escaped, is exact.
         likes = ["m.search_text LIKE ? ESCAPE '\\'" for _ in f.terms]
+        terms = list(map(_like, f.terms))
+        if not join and f.conversation_id is None:
+            # A store-wide search reads the newest messages first (the time index, newest
+            # first): a common term fills its page there, where the trigram index would fetch
+            # every match to sort them. Any match newer than the page's is in the window read.
+            inner = f" WHERE {' AND '.join(where)}" if where else ""
+            sql = (
+                f"SELECT {_COLUMNS} FROM (SELECT * FROM convostore_messages m{inner}"
+                f" ORDER BY {_KEY_DESC} LIMIT ?) m"
+                f" WHERE {' AND '.join(likes)} ORDER BY {_KEY_DESC} LIMIT ?"
+            )
+            for window in RECENT_WINDOWS:
+                recent = _hits(self.execute(sql, [*params, window, *terms, limit]))
+                if len(recent) == limit:
+                    return recent
+                if 2 * len(recent) < limit:
+                    break  # too rare a term for a larger window: the trigram index is faster
+        # The trigram index finds the candidates.
         sql = (
             f"SELECT {_COLUMNS} FROM convostore_messages m{join}"
             f" WHERE {' AND '.join([*likes, *where])} ORDER BY {_KEY_DESC} LIMIT ?"
         )
-        return _hits(self.execute(sql, [*map(_like, f.terms), *params, limit]))
+        return _hits(self.execute(sql, [*terms, *params, limit]))
 
     def insert_messages(self, cid: str, rows: Sequence[MessageRow]) -> None:
         sql = (
