@@ -192,11 +192,13 @@ class ConvostoreSessionStore(SessionStore):
                 keep.append(i)
         return [batch[i] for i in keep], [origins[i] for i in keep]
 
-    def _fold(self, key: Key) -> Callable[[dict[str, Any] | None, list[Message]], dict[str, Any]]:
+    def _fold(
+        self, key: Key
+    ) -> Callable[[dict[str, Any] | None, Sequence[Message]], dict[str, Any]]:
         info = self.scope.describe(key)
         sdk_key: SessionKey = {"project_key": key.project_key, "session_id": key.session_id}
 
-        def fold(metadata: dict[str, Any] | None, added: list[Message]) -> dict[str, Any]:
+        def fold(metadata: dict[str, Any] | None, added: Sequence[Message]) -> dict[str, Any]:
             metadata = metadata or {}
             patch: dict[str, Any] = {} if metadata.get(KEY_FIELD) == info else {KEY_FIELD: info}
             if key.subpath is not None:  # subagent transcripts never touch the summary

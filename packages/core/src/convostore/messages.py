@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any, TypedDict, overload
 
 from .backends import ConversationRow, MessageRow, Tx
 from .engine import Engine, changed, merge_metadata, message_of
@@ -29,8 +29,30 @@ from .validation import (
     encode_metadata,
 )
 
-Fold = Callable[[dict[str, Any] | None, list[Message]], Mapping[str, Any] | None]
+Fold = Callable[[dict[str, Any] | None, Sequence[Message]], Mapping[str, Any] | None]
 """``fold(metadata, added) -> patch``: see ``ConversationStore.append_messages``."""
+
+
+class Added(Sequence[Message]):
+    """The messages an append adds, given to its fold: each ``Message`` is built when read (a
+    fold that marks the conversation reads none)."""
+
+    def __init__(self, rows: Sequence[MessageRow]) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        if isinstance(index, slice):
+            return [message_of(row) for row in self._rows[index]]
+        return message_of(self._rows[index])
 
 
 class MessageInput(TypedDict, total=False):
@@ -144,7 +166,7 @@ class MessageMethods(Engine):
                 return ids
             new, appended = self._grown(row, new, uid, at, times)
             if fold is not None:
-                patch = fold(decode_json(row.metadata), [message_of(m) for m in new])
+                patch = fold(decode_json(row.metadata), Added(new))
                 if patch:
                     merged = merge_metadata(row.metadata, patch, limits)
                     appended = changed(tx, appended, "conversation.updated", at)
@@ -232,7 +254,7 @@ class MessageMethods(Engine):
             )
         except ConvostoreError:
             return False
-        if fold is not None and fold(decode_json(seen.metadata), [message_of(m) for m in rows]):
+        if fold is not None and fold(decode_json(seen.metadata), Added(rows)):
             return False
         if self.backend.write(
             lambda tx: tx.append_if_unchanged(seen, rows, row, new_ids=supplied)(),
