@@ -8,7 +8,9 @@ right after the same other one), so machine noise hits every side alike:
 1. the research note's 200-turn thread: a 3-node graph (plan, act, reflect) whose ``messages``
    use ``add_messages``, one thread; time per invoke and bytes on disk; ours with the thread
    shown as a core conversation (the default) and without (``messages_key=None``), on
-   PostgreSQL also with statements prepared on the server (``?prepare_threshold=5``);
+   PostgreSQL also with statements prepared on the server (``?prepare_threshold=5``); and
+   LangGraph alone (a saver that keeps the last checkpoint as given): the framework's own
+   time, under every saver's;
 2. raw saver calls: chained ``put`` + ``put_writes`` + ``get_tuple``, and ``list(limit=10)``;
 3. the store: ``put``, ``get`` and filtered ``search``.
 PostgreSQL parts use 127.0.0.1:5432 (set CONVOSTORE_TEST_PG), each saver in its own schema.
@@ -34,7 +36,7 @@ from typing import Annotated, Any, TypedDict
 from convostore_langgraph import ConvostoreSaver, ConvostoreStore
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.channels.delta import DeltaChannel
-from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
@@ -156,6 +158,25 @@ def official_pg_saver(stack: ExitStack, url: str) -> BaseCheckpointSaver[Any]:
     saver = stack.enter_context(PostgresSaver.from_conn_string(url))
     saver.setup()
     return saver
+
+
+class LastCheckpoint(BaseCheckpointSaver[str]):
+    """LangGraph's own cost, the floor under every saver: the last checkpoint kept as given
+    (no storage, no copies, no history; correct only for this benchmark's one thread)."""
+
+    last: CheckpointTuple | None = None
+
+    def get_tuple(self, config: Any) -> CheckpointTuple | None:
+        return self.last
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        conf = config["configurable"]
+        saved = {"configurable": {**conf, "checkpoint_id": checkpoint["id"]}}
+        self.last = CheckpointTuple(saved, checkpoint, metadata, config, [])
+        return saved
+
+    def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        return None
 
 
 def ours(stack: ExitStack, url: str, **options: Any) -> ConvostoreSaver:
@@ -346,6 +367,7 @@ def main() -> None:
                 lambda: file_bytes(e[0]),
             ),
             "InMemorySaver (floor, no storage)": (InMemorySaver(), State, lambda: 0),
+            "LangGraph alone (keeps the last checkpoint)": (LastCheckpoint(), State, lambda: 0),
         }
         if use_pg:
             pa, pa_size = pg_schema(stack)

@@ -128,6 +128,28 @@ def test_list_runs_a_fixed_number_of_statements(cstore: ConversationStore) -> No
     assert counts[0] == counts[1] <= 3  # checkpoints, blobs (with delta bases), writes
 
 
+def test_the_latest_checkpoint_this_saver_wrote_is_one_statement(
+    cstore: ConversationStore,
+) -> None:
+    """The read at each invoke's start: the checkpoint row with its pending writes; its lists
+    come from memory and a channel emptied since (``__start__``, the branches) is known to
+    have no row, so no second statement looks for one."""
+    saver = ConvostoreSaver(cstore)
+    graph = three_node_graph().compile(checkpointer=saver)
+    cfg: Any = {"configurable": {"thread_id": "t"}}
+    for i in range(3):
+        graph.invoke(user(f"turn {i}", i), cfg)
+    inner, counting = saver.backend, CountingBackend(saver.backend)
+    saver.backend = counting
+    got = saver.get_tuple(cfg)
+    saver.backend = inner
+    assert counting.statements == 1
+    fresh = ConvostoreSaver(cstore, cache_size=0).get_tuple(cfg)  # everything read
+    assert got is not None and fresh is not None
+    assert got.checkpoint == fresh.checkpoint
+    assert got.pending_writes == fresh.pending_writes
+
+
 class DeltaState(TypedDict):
     messages: Annotated[
         list[AnyMessage], DeltaChannel(_messages_delta_reducer, snapshot_frequency=7)

@@ -52,13 +52,14 @@ from ._copies import (  # noqa: F401
     _same,
     _states,
 )
-from ._heads import _NOVALUE, _hand_out, _Head, _Heads
+from ._heads import _EMPTY, _NOVALUE, _hand_out, _Head, _Heads
 from ._serde import TypeNotAllowedError, loads
 
 _PLAIN = (type(None), bool, int, float)
 _IN_ROW_MAX = 256  # bytes: a serialized value up to this size lives in the checkpoint row
 _SIZED = (str, bytes, bytearray, list, tuple, dict, set, frozenset)
 _COMPRESS_MIN = 512  # bytes: a larger checkpoint row is compressed (zlib halves it)
+_WINDOW_BITS = 10  # zlib.decompress reads it with its default window
 _CACHE_MAX = 1 << 20
 _IN_ROW_KEY = "__convostore_inline__"  # values kept in the row (stored name kept); decoded: all
 _TYPED_KEY = "__convostore_typed__"  # serialized small values: {channel: [type, bytes]}
@@ -110,8 +111,16 @@ def encode_checkpoint(
     except TypeError:
         return serde.dumps_typed(skeleton)
     if len(packed) > _COMPRESS_MIN:
-        return "skeleton+zlib", zlib.compress(packed)
+        return "skeleton+zlib", _compress(packed)
     return "skeleton", packed
+
+
+def _compress(data: bytes) -> bytes:
+    """A zlib stream with a 1 KB window and little memory: a skeleton is a few hundred
+    bytes, which compress as well as with the defaults, and setting up the default
+    compressor (256 KB of state) costs six times the compression itself."""
+    compressor = zlib.compressobj(6, zlib.DEFLATED, _WINDOW_BITS, 2)
+    return compressor.compress(data) + compressor.flush()
 
 
 def decode_checkpoint(
@@ -162,12 +171,14 @@ def unneeded_blobs(
 @dataclass(slots=True)
 class ChannelRows:
     """How a checkpoint's channel values are stored: ``plain`` and ``typed`` in its row,
-    ``blobs`` as rows of their own, ``in_row`` the small ones (typed) to remember as such."""
+    ``blobs`` as rows of their own, ``in_row`` the small ones (typed) to remember as such,
+    ``empty`` the new versions without a value (channel, version): no row."""
 
     plain: dict[str, Any]
     typed: dict[str, tuple[str, bytes]]
     blobs: list[_Blob]
     in_row: list[_Blob]
+    empty: list[tuple[str, str]]
 
 
 Loaded = tuple[Sequence[Any], dict[str, Any], Mapping[_BlobKey, _BlobRow], Sequence[Any]]
@@ -203,7 +214,10 @@ class Codec:
     ) -> ChannelRows:
         """How each channel value is stored: plain or typed in the checkpoint row, or rows.
         An empty channel needs no row (a version without a blob reads as empty)."""
-        rows = ChannelRows({}, {}, [], [])
+        rows = ChannelRows({}, {}, [], [], [])
+        for ch, version in new_versions.items():
+            if ch not in values:
+                rows.empty.append((ch, str(version)))
         for ch, value in values.items():
             if type(value) in _PLAIN:
                 rows.plain[ch] = value
@@ -277,7 +291,7 @@ class Codec:
         is there), in case whoever wrote it kept in the row a form of it that serialized
         smaller."""
         head = self.heads.get((thread_id, ns, channel))
-        if head is not None and head.version == version:
+        if head is not None and head.version == version and head.value is not _EMPTY:
             if head.in_row is None:
                 return None
             return _Blob(channel, version, *head.in_row, in_row=True)
@@ -311,6 +325,8 @@ class Codec:
                 (thread_id, ns, b.channel),
                 _Head(b.version, _NOVALUE, in_row=(b.type, b.data or b"")),
             )
+        for channel, version in rows.empty:  # a later read needs no statement to learn it
+            self.heads.set((thread_id, ns, channel), _Head(version, _EMPTY))
 
     def _remember(
         self,
@@ -374,6 +390,8 @@ class Codec:
                 if ch in in_row or key in memo or key in keys:
                     continue
                 head = self.heads.get((r[0], r[1], ch))
+                if head is not None and head.version == key[3] and head.value is _EMPTY:
+                    continue  # no row, no value
                 if head is not None and head.version == key[3] and head.value is not _NOVALUE:
                     memo[key] = head.value
                 else:
@@ -434,6 +452,8 @@ class Codec:
             # What the caller gets is objects nobody else holds: the head and the memo (shared
             # by the checkpoints of one read) stay the saver's own, whatever the caller changes.
             if blob is None:
+                if remember and key not in memo:  # no row: the channel is empty there
+                    self.heads.set((thread_id, ns, ch), _Head(key[3], _EMPTY))
                 if key in memo:  # the cached head
                     head = self.heads.get((thread_id, ns, ch))
                     own = memo[key]

@@ -14,12 +14,13 @@ from typing import Any
 from ._copies import _common_prefix, _exclusive, _private_copies, _States
 
 _NOVALUE: Any = object()  # a head whose value is not kept in memory
+_EMPTY: Any = object()  # a head of a version without a value (a channel emptied): no blob row
 
 
 @dataclass(slots=True)
 class _Head:
     """The last version of a channel this process wrote or read, with its value: a list (the
-    base of the next delta), an immutable ``str`` / ``bytes`` or ``_NOVALUE``. ``in_row`` is
+    base of the next delta), an immutable ``str`` / ``bytes``, ``_NOVALUE`` or ``_EMPTY``. ``in_row`` is
     the serialized value when it lives in checkpoint rows (it then has no blob row).
 
     A list ``value`` is the saver's own: its items are never handed to a caller, who gets
