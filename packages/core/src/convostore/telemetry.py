@@ -13,20 +13,24 @@ one check of three module globals more, and no span object is made.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import enum
 import functools
 import hashlib
+import inspect
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 try:
     from opentelemetry import trace as _trace_api
     from opentelemetry.metrics import NoOpMeterProvider
     from opentelemetry.metrics import _internal as _metrics_api
-    from opentelemetry.trace import NoOpTracerProvider, SpanKind
+    from opentelemetry.trace import NoOpTracerProvider, SpanKind, Status, StatusCode
+    from opentelemetry.trace import Tracer as _Tracer
+    from opentelemetry.trace import TracerProvider as _TracerProvider
 
     AVAILABLE = True
 except ImportError:  # pragma: no cover - without the otel extra
@@ -189,6 +193,12 @@ def _tracer_provider() -> TracerProvider | None:
     return provider
 
 
+def tracer_provider() -> TracerProvider | None:
+    """The tracer provider the store's spans go to (configured, else the global one; None
+    without one or without the ``otel`` extra)."""
+    return _tracer_provider() if AVAILABLE else None
+
+
 def meter_provider() -> MeterProvider | None:
     """The meter provider the store records to (configured, else the global one; None
     without one or without the ``otel`` extra): for the instruments of what runs around the
@@ -294,3 +304,156 @@ def instrument(cls: type) -> None:
         return
     for name in OPERATIONS:
         setattr(cls, name, _measured(getattr(cls, name), name))
+
+
+# -- the spans of what runs around the store: adapters' framework calls, a server's requests --
+
+
+def trace_methods(
+    cls: type,
+    prefix: str,
+    names: Iterable[str],
+    attributes: Callable[[Any], dict[str, Any]] | None = None,
+) -> None:
+    """Make each method of ``cls`` named in ``names`` a span ``<prefix>.<name>`` (an adapter's
+    framework calls: ``langgraph.put``, ``openai_session.add_items``), the parent of the
+    store's spans it causes. Plain, ``async`` and generator methods (a generator's span lasts
+    while it is iterated). ``attributes(self)`` gives the span's attributes. The span records
+    the call's rows (as the store's do) and its exception. Nothing without the API; with no
+    tracer provider a call costs one check more and makes no span object."""
+    if not AVAILABLE:
+        return
+    for name in names:
+        method = getattr(cls, name)
+        setattr(cls, name, _spanned(method, f"{prefix}.{name}", attributes))
+
+
+def _spanned(method: F, span_name: str, attributes: Callable[[Any], dict[str, Any]] | None) -> F:
+    def start(self: Any) -> Any:
+        """The span to run in, or None (no provider)."""
+        tracers = _tracer_provider()
+        if tracers is None:
+            return None
+        given = attributes(self) if attributes is not None else None
+        return _tracer(tracers).start_span(span_name, attributes=given)
+
+    if inspect.iscoroutinefunction(method):
+
+        @functools.wraps(method)
+        async def call_async(self: Any, /, *args: Any, **kwargs: Any) -> Any:
+            if _settings.tracer_provider is None and _trace_api._TRACER_PROVIDER is None:
+                return await method(self, *args, **kwargs)
+            span = start(self)
+            if span is None:
+                return await method(self, *args, **kwargs)
+            with _trace_api.use_span(span, end_on_exit=True):
+                result = await method(self, *args, **kwargs)
+                _set_rows(span, result)
+                return result
+
+        return call_async  # type: ignore[return-value]
+
+    if inspect.isgeneratorfunction(method):
+
+        @functools.wraps(method)
+        def call_iter(self: Any, /, *args: Any, **kwargs: Any) -> Any:
+            if _settings.tracer_provider is None and _trace_api._TRACER_PROVIDER is None:
+                return method(self, *args, **kwargs)
+            return _spanned_items(lambda: start(self), method(self, *args, **kwargs))
+
+        return call_iter  # type: ignore[return-value]
+
+    @functools.wraps(method)
+    def call(self: Any, /, *args: Any, **kwargs: Any) -> Any:
+        if _settings.tracer_provider is None and _trace_api._TRACER_PROVIDER is None:
+            return method(self, *args, **kwargs)
+        span = start(self)
+        if span is None:
+            return method(self, *args, **kwargs)
+        with _trace_api.use_span(span, end_on_exit=True):
+            result = method(self, *args, **kwargs)
+            _set_rows(span, result)
+            return result
+
+    return call  # type: ignore[return-value]
+
+
+def _set_rows(span: Any, result: object) -> None:
+    rows = _rows(result)
+    if rows is not None:
+        span.set_attribute("convostore.rows", rows)
+
+
+def _spanned_items(start: Callable[[], Any], items: Generator[Any]) -> Iterator[Any]:
+    """``items``, each step taken inside one span (started at the first step, in the
+    context of whoever iterates; ended when they run out, fail or are closed)."""
+    span = start()
+    if span is None:
+        yield from items
+        return
+    rows = 0
+    try:
+        while True:
+            with _trace_api.use_span(span, end_on_exit=False):
+                try:
+                    item = next(items)
+                except StopIteration:
+                    span.set_attribute("convostore.rows", rows)
+                    return
+            rows += 1
+            yield item
+    except BaseException as exc:
+        if not isinstance(exc, GeneratorExit):
+            span.record_exception(exc)
+            span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+        raise
+    finally:
+        items.close()
+        span.end()
+
+
+if AVAILABLE:
+
+    class _FollowingTracer(_Tracer):
+        """Starts each span on the provider the store's spans go to at that moment."""
+
+        def __init__(self, name: str, version: str | None, schema_url: str | None) -> None:
+            self._args = (name, version, schema_url)
+            self._cached: tuple[object, _Tracer] | None = None
+
+        def _tracer(self) -> _Tracer:
+            provider = _settings.tracer_provider or _trace_api.get_tracer_provider()
+            cached = self._cached
+            if cached is None or cached[0] is not provider:
+                cached = self._cached = (provider, provider.get_tracer(*self._args))
+            return cached[1]
+
+        def start_span(self, *args: Any, **kwargs: Any) -> Any:
+            return self._tracer().start_span(*args, **kwargs)
+
+        @contextlib.contextmanager
+        def start_as_current_span(  # type: ignore[override]
+            self, *args: Any, **kwargs: Any
+        ) -> Iterator[Any]:
+            with self._tracer().start_as_current_span(*args, **kwargs) as span:
+                yield span
+
+    class _FollowingTracerProvider(_TracerProvider):
+        def get_tracer(
+            self,
+            instrumenting_module_name: str,
+            instrumenting_library_version: str | None = None,
+            schema_url: str | None = None,
+            attributes: Any = None,
+        ) -> _Tracer:
+            return _FollowingTracer(
+                instrumenting_module_name, instrumenting_library_version, schema_url
+            )
+
+
+def following_tracer_provider() -> TracerProvider:
+    """A tracer provider whose spans go where the store's do (``configure``'s provider, else
+    the global one, looked up at each span): for the spans around the store (a server's
+    requests), so that they and the store's share one trace whichever way the provider was
+    given. Needs the ``otel`` extra."""
+    return _FollowingTracerProvider()
