@@ -88,6 +88,7 @@ def test_a_request_follows_its_traceparent_and_the_store_calls_are_its_children(
         "db.system.name": "sqlite",
         "db.operation.name": "append_message",
         "convostore.rows": 1,
+        "convostore.retries": 0,
     }
     [get] = by_name["GET /conversations/{conversationId}/messages"]
     assert get["parent_id"] is None and get["context"]["trace_id"] != f"0x{TRACE}"  # a new trace

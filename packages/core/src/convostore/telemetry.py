@@ -117,6 +117,36 @@ DURATION_BUCKETS = (
 _inside: contextvars.ContextVar[bool] = contextvars.ContextVar("convostore_call", default=False)
 """True within a measured call: the calls it makes of other public methods are its own work."""
 
+
+
+class Counts:
+    """What a traced store call cost its database, told by the backend: ``round_trips`` (a
+    server database's; None on SQLite, which has none) and ``retries`` (attempts run again
+    after a busy database, a serialization failure, a deadlock or a lost connection)."""
+
+    __slots__ = ("retries", "round_trips")
+
+    def __init__(self) -> None:
+        self.round_trips: int | None = None
+        self.retries: int | None = None  # None: no transaction was run
+
+    def add(self, round_trips: int | None = None, retries: int = 0) -> None:
+        if round_trips is not None:
+            self.round_trips = (self.round_trips or 0) + round_trips
+        self.retries = (self.retries or 0) + retries
+
+
+_counts: contextvars.ContextVar[Counts | None] = contextvars.ContextVar(
+    "convostore_counts", default=None
+)
+
+
+def counting() -> Counts | None:
+    """The counts of the store call a span is recording, for its backend to ``add`` to (None,
+    the usual case, when no span records one: then nothing is counted)."""
+    return _counts.get()
+
+
 ConversationIds = Literal["omit", "hash"]
 CONVERSATION_ID_ENV = "CONVOSTORE_OTEL_CONVERSATION_ID"
 """``omit`` (the default) or ``hash``: what a span says of the conversation it names."""
@@ -267,12 +297,21 @@ def _measured(method: F, name: str) -> F:
         try:
             if tracers is None:
                 return _timed(meters, name, system, run)
+            counts = Counts()
+            counted = _counts.set(counts)
             with _tracer(tracers).start_as_current_span(
                 span_name,
                 kind=SpanKind.CLIENT,
                 attributes=_span_attributes(name, system, kwargs),
             ) as span:
-                result = _timed(meters, name, system, run)
+                try:
+                    result = _timed(meters, name, system, run)
+                finally:
+                    _counts.reset(counted)
+                    if counts.round_trips is not None:
+                        span.set_attribute("convostore.round_trips", counts.round_trips)
+                    if counts.retries is not None:
+                        span.set_attribute("convostore.retries", counts.retries)
                 rows = _rows(result)
                 if rows is not None:
                     span.set_attribute("convostore.rows", rows)
