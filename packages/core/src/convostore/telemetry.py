@@ -21,12 +21,13 @@ import hashlib
 import inspect
 import os
 import time
+import weakref
 from collections.abc import Callable, Generator, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 try:
     from opentelemetry import trace as _trace_api
-    from opentelemetry.metrics import NoOpMeterProvider
+    from opentelemetry.metrics import NoOpMeterProvider, Observation
     from opentelemetry.metrics import _internal as _metrics_api
     from opentelemetry.trace import NoOpTracerProvider, SpanKind, Status, StatusCode
     from opentelemetry.trace import Tracer as _Tracer
@@ -39,7 +40,7 @@ except ImportError:  # pragma: no cover - without the otel extra
 from .errors import MemoryValidationError
 
 if TYPE_CHECKING:
-    from opentelemetry.metrics import Histogram, MeterProvider
+    from opentelemetry.metrics import Counter, Histogram, MeterProvider
     from opentelemetry.trace import Tracer, TracerProvider
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -116,7 +117,6 @@ DURATION_BUCKETS = (
 
 _inside: contextvars.ContextVar[bool] = contextvars.ContextVar("convostore_call", default=False)
 """True within a measured call: the calls it makes of other public methods are its own work."""
-
 
 
 class Counts:
@@ -205,6 +205,8 @@ def configure(
     _settings.configured = configured != (None, None)
     _instruments.cache_clear()
     _tracer.cache_clear()
+    if AVAILABLE and _settings.meter_provider is not None:
+        instruments()  # the observed ones report from the first reading on
 
 
 def _meter_provider() -> MeterProvider | None:
@@ -236,14 +238,87 @@ def meter_provider() -> MeterProvider | None:
     return _meter_provider() if AVAILABLE else None
 
 
+class Instruments(NamedTuple):
+    """The store's instruments on one meter provider."""
+
+    duration: Histogram
+    queue_wait: Histogram
+    one_statement: Counter
+
+
 @functools.lru_cache(maxsize=4)
-def _instruments(provider: MeterProvider) -> Histogram:
-    return provider.get_meter(SCOPE).create_histogram(
-        "convostore.call.duration",
-        unit="s",
-        description="The time a public store call took (its count: the calls), by method",
-        explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+def _instruments(provider: MeterProvider) -> Instruments:
+    meter = provider.get_meter(SCOPE)
+    if provider not in _observing:  # once per provider (this cache is cleared by configure)
+        _observing.add(provider)
+        for name, unit, description in OBSERVED:
+            meter.create_observable_up_down_counter(
+                name,
+                callbacks=[functools.partial(_observe, name)],
+                unit=unit,
+                description=description,
+            )
+    return Instruments(
+        duration=meter.create_histogram(
+            "convostore.call.duration",
+            unit="s",
+            description="The time a public store call took (its count: the calls), by method",
+            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+        ),
+        queue_wait=meter.create_histogram(
+            "convostore.sqlite.queue.wait",
+            unit="s",
+            description="The time a SQLite write waited for its turn among the file's writers",
+            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+        ),
+        one_statement=meter.create_counter(
+            "convostore.append.one_statement",
+            unit="{append}",
+            description="Appends to a server database by outcome of the one-statement path:"
+            " hit (one round trip), miss (the row had changed: the locking path after it),"
+            " skipped (not tried: the locking path alone)",
+        ),
     )
+
+
+def instruments() -> Instruments | None:
+    """The store's instruments where a meter provider is set (None otherwise, at the cost of
+    one check), for a backend's measurements."""
+    if not _settings.configured and _metrics_api._METER_PROVIDER is None:
+        return None
+    provider = _meter_provider()
+    return None if provider is None else _instruments(provider)
+
+
+# -- what is observed when the metrics are read: connection pools, replicas ------------------
+
+OBSERVED = (
+    ("db.client.connection.count", "{connection}", "Connections of a pool, by state (used, idle)"),
+    ("db.client.connection.max", "{connection}", "The most connections a pool may open"),
+    (
+        "db.client.connection.pending_requests",
+        "{request}",
+        "Calls waiting for a connection of a pool",
+    ),
+    ("convostore.replica.lag", "By", "The WAL a replica has still to replay, in bytes"),
+)
+"""The observed instruments (OpenTelemetry's database client conventions for the pools)."""
+
+_watched: weakref.WeakSet[Any] = weakref.WeakSet()
+_observing: weakref.WeakSet[Any] = weakref.WeakSet()  # providers holding the observers
+
+
+def watch(source: Any) -> None:
+    """Read ``source.observe()`` (``(instrument name, value, attributes)`` triples) whenever
+    the metrics are read, for as long as ``source`` lives: a backend's pool and replicas."""
+    _watched.add(source)
+
+
+def _observe(name: str, options: Any) -> Iterator[Any]:
+    for source in list(_watched):
+        for observed, value, attributes in source.observe():
+            if observed == name:
+                yield Observation(value, attributes)
 
 
 @functools.lru_cache(maxsize=4)
@@ -334,7 +409,7 @@ def _timed(meters: MeterProvider | None, name: str, system: str, run: Callable[[
         attributes["error.type"] = type(exc).__qualname__
         raise
     finally:
-        _instruments(meters).record(time.perf_counter() - start, attributes)
+        _instruments(meters).duration.record(time.perf_counter() - start, attributes)
 
 
 def instrument(cls: type) -> None:

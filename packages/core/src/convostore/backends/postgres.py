@@ -267,11 +267,30 @@ class PostgresTx(PostgresSearch, Tx):
 _CURSORS = itertools.count()
 
 
+def pool_observations(pool: ConnectionPool[Any]) -> list[tuple[str, float, dict[str, Any]]]:
+    """A pool's numbers as OpenTelemetry's database client conventions name them."""
+    stats = pool.get_stats()
+    named = {"db.client.connection.pool.name": pool.name}
+    used = stats["pool_size"] - stats["pool_available"]
+    return [
+        ("db.client.connection.count", used, {**named, "db.client.connection.state": "used"}),
+        (
+            "db.client.connection.count",
+            stats["pool_available"],
+            {**named, "db.client.connection.state": "idle"},
+        ),
+        ("db.client.connection.max", stats["pool_max"], named),
+        ("db.client.connection.pending_requests", stats["requests_waiting"], named),
+    ]
+
+
 def _count(round_trips: int, retries: int = 0) -> None:
     """Tell a traced call (if one is traced) what one attempt of it cost."""
     counts = telemetry.counting()
     if counts is not None:
         counts.add(round_trips, retries)
+
+
 STREAM_BYTES = 8 * 1024 * 1024
 STREAM_ROWS = 5000
 
@@ -362,6 +381,11 @@ class PostgresBackend(Backend):
                 raise StorageError(f"cannot connect to PostgreSQL: {exc}") from exc
         self.pool = pool
         self.migrate("core", MIGRATIONS)
+        telemetry.watch(self)
+
+    def observe(self) -> list[tuple[str, float, dict[str, Any]]]:
+        """Its pool's connections (used, idle), bound and waiting calls, for the metrics."""
+        return [] if self._closed else pool_observations(self.pool)
 
     def _run(self, fn: Callable[[Tx], T], *, read_only: bool, single_statement: bool) -> T:
         if self._closed:

@@ -163,6 +163,8 @@ class SqliteBackend(Backend):
         # Under ``without_waiting`` every lock is tried once, until the call's first write: a
         # call that gave up is run again on a thread, which may repeat reads but never a write.
         no_wait = getattr(self._no_wait, "armed", False)
+        measured = telemetry.instruments() if queue else None
+        started = time.perf_counter() if measured is not None else 0.0
         if queue:
             self._no_wait.armed = False
         if not self._lock.acquire(blocking=not no_wait):
@@ -175,6 +177,8 @@ class SqliteBackend(Backend):
                     fcntl.flock(self._queue, fcntl.LOCK_EX | (fcntl.LOCK_NB if no_wait else 0))
                 except BlockingIOError:
                     raise WouldBlock from None
+                if measured is not None:  # the turn among this file's writers, come
+                    measured.queue_wait.record(time.perf_counter() - started)
                 try:
                     return self._retry(attempt, no_wait=no_wait)
                 finally:
