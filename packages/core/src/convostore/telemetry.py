@@ -37,6 +37,7 @@ try:
 except ImportError:  # pragma: no cover - without the otel extra
     AVAILABLE = False
 
+from .backends.base import WouldBlock
 from .errors import MemoryValidationError
 
 if TYPE_CHECKING:
@@ -378,9 +379,14 @@ def _measured(method: F, name: str) -> F:
                 span_name,
                 kind=SpanKind.CLIENT,
                 attributes=_span_attributes(name, system, kwargs),
+                record_exception=False,
+                set_status_on_exception=False,
             ) as span:
                 try:
                     result = _timed(meters, name, system, run)
+                except BaseException as exc:
+                    _failed(span, exc)
+                    raise
                 finally:
                     _counts.reset(counted)
                     if counts.round_trips is not None:
@@ -404,12 +410,25 @@ def _timed(meters: MeterProvider | None, name: str, system: str, run: Callable[[
     attributes = {"convostore.method": name, "db.system.name": system}
     start = time.perf_counter()
     try:
-        return run()
+        result = run()
+    except WouldBlock:
+        raise  # not a call: the attempt on the event loop, made again on a thread
     except BaseException as exc:
         attributes["error.type"] = type(exc).__qualname__
-        raise
-    finally:
         _instruments(meters).duration.record(time.perf_counter() - start, attributes)
+        raise
+    _instruments(meters).duration.record(time.perf_counter() - start, attributes)
+    return result
+
+
+def _failed(span: Any, exc: BaseException) -> None:
+    """Mark ``span`` with the exception that ended it; an attempt on the event loop that gave
+    way to a worker thread (``WouldBlock``: nothing was done) is said so, not as an error."""
+    if isinstance(exc, WouldBlock):
+        span.set_attribute("convostore.gave_way", True)
+        return
+    span.record_exception(exc)
+    span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
 
 
 def instrument(cls: type) -> None:
@@ -460,8 +479,14 @@ def _spanned(method: F, span_name: str, attributes: Callable[[Any], dict[str, An
             span = start(self)
             if span is None:
                 return await method(self, *args, **kwargs)
-            with _trace_api.use_span(span, end_on_exit=True):
-                result = await method(self, *args, **kwargs)
+            with _trace_api.use_span(
+                span, end_on_exit=True, record_exception=False, set_status_on_exception=False
+            ):
+                try:
+                    result = await method(self, *args, **kwargs)
+                except BaseException as exc:
+                    _failed(span, exc)
+                    raise
                 _set_rows(span, result)
                 return result
 
@@ -484,8 +509,14 @@ def _spanned(method: F, span_name: str, attributes: Callable[[Any], dict[str, An
         span = start(self)
         if span is None:
             return method(self, *args, **kwargs)
-        with _trace_api.use_span(span, end_on_exit=True):
-            result = method(self, *args, **kwargs)
+        with _trace_api.use_span(
+            span, end_on_exit=True, record_exception=False, set_status_on_exception=False
+        ):
+            try:
+                result = method(self, *args, **kwargs)
+            except BaseException as exc:
+                _failed(span, exc)
+                raise
             _set_rows(span, result)
             return result
 
@@ -508,21 +539,22 @@ def _spanned_items(start: Callable[[], Any], items: Generator[Any]) -> Iterator[
     rows = 0
     try:
         while True:
-            with _trace_api.use_span(span, end_on_exit=False):
+            with _trace_api.use_span(
+                span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+            ):
                 try:
                     item = next(items)
                 except StopIteration:
-                    span.set_attribute("convostore.rows", rows)
                     return
             rows += 1
             yield item
     except BaseException as exc:
-        if not isinstance(exc, GeneratorExit):
-            span.record_exception(exc)
-            span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+        if not isinstance(exc, GeneratorExit):  # GeneratorExit: the caller stopped early
+            _failed(span, exc)
         raise
     finally:
         items.close()
+        span.set_attribute("convostore.rows", rows)  # the items given
         span.end()
 
 
