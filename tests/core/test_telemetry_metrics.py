@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from convostore import ConversationStore, telemetry
+from convostore import ConflictError, ConversationStore, telemetry
+from convostore.spi import StartedSync, Tx
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from psycopg_pool import ConnectionPool
@@ -127,7 +128,11 @@ def test_the_one_statement_appends_hits_misses_and_skips(
 ) -> None:
     def outcomes() -> dict[str, int]:
         found = points(reader, "convostore.append.one_statement")
-        return {dict(k)["convostore.outcome"]: p.value for k, p in found.items()}
+        return {
+            dict(k)["convostore.outcome"]: p.value
+            for k, p in found.items()
+            if dict(k)["convostore.path"] == "append"
+        }
 
     with ConversationStore(pg_schema_url) as ours, ConversationStore(pg_schema_url) as theirs:
         ours.append_message(conversation_id="c", role="user", content="1")  # not remembered
@@ -145,3 +150,48 @@ def test_sqlite_has_no_one_statement_path(reader: InMemoryMetricReader) -> None:
         store.append_message(conversation_id="c", role="user", content="1")
         store.append_message(conversation_id="c", role="user", content="2")
     assert points(reader, "convostore.append.one_statement") == {}
+
+
+def test_a_sync_in_an_adapters_transaction_counts_its_hits_and_misses(
+    reader: InMemoryMetricReader, pg_schema_url: str
+) -> None:
+    """``start_sync_messages`` appending after this store's own write sends the one statement
+    (counted at ``confirm``: a hit, or a miss where another writer came between)."""
+
+    def outcomes() -> dict[str, int]:
+        found = points(reader, "convostore.append.one_statement")
+        return {
+            dict(k)["convostore.outcome"]: p.value
+            for k, p in found.items()
+            if dict(k)["convostore.path"] == "sync"
+        }
+
+    with ConversationStore(pg_schema_url) as store, ConversationStore(pg_schema_url) as other:
+        component = store.as_component("test-own")
+
+        def sync(mid: str, after: str) -> StartedSync:
+            def write(tx: Tx) -> StartedSync:
+                started = component.start_sync_messages(
+                    tx=tx,
+                    conversation_id="s",
+                    messages=[{"role": "user", "content": mid, "message_id": mid}],
+                    after=after,
+                )
+                started.finish()
+                return started
+
+            return component.backend.write(write)
+
+        component.sync_messages(
+            conversation_id="s", messages=[{"role": "user", "content": "a", "message_id": "a"}]
+        )
+        sync("b", "a").confirm()
+        assert outcomes() == {"hit": 1}
+        other.as_component("test-own").sync_messages(
+            conversation_id="s",
+            messages=[{"role": "user", "content": "x", "message_id": "x"}],
+            after="b",
+        )
+        with pytest.raises(ConflictError):
+            sync("c", "b").confirm()
+        assert outcomes() == {"hit": 1, "miss": 1}

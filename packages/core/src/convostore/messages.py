@@ -228,27 +228,27 @@ class MessageMethods(Engine):
             return False  # nothing remembered: the one path there is
         seen, _ = self._last_rows.row(cid)
         if seen is None or self.ordered or len(prepared) > 100:
-            _one_statement("skipped")
+            telemetry.one_statement("append", "skipped")
             return False
         try:
             rows, row = self._grown(
                 self._writable(self._owned(seen, user_id)), prepared, user_id, now, times
             )
         except ConvostoreError:
-            _one_statement("skipped")
+            telemetry.one_statement("append", "skipped")
             return False
         if fold is not None and fold(decode_json(seen.metadata), [message_of(m) for m in rows]):
-            _one_statement("skipped")
+            telemetry.one_statement("append", "skipped")
             return False
         if self.backend.write(
             lambda tx: tx.append_if_unchanged(seen, rows, row, new_ids=supplied)(),
             single_statement=True,
         ):
             self._last_rows.remember(row, rows[-1].id)
-            _one_statement("hit")
+            telemetry.one_statement("append", "hit")
             return True
         self._last_rows.forget(cid)
-        _one_statement("miss")
+        telemetry.one_statement("append", "miss")
         return False
 
     def get_messages(
@@ -475,10 +475,3 @@ class MessageMethods(Engine):
             cid, uid, lambda tx: tx.messages_by_id(cid, mids), single_statement=True
         )
         return set(found or ())
-
-
-def _one_statement(outcome: str) -> None:
-    """Count an append's outcome on the one-statement path (where metrics are recorded)."""
-    measured = telemetry.instruments()
-    if measured is not None:
-        measured.one_statement.add(1, {"convostore.outcome": outcome})

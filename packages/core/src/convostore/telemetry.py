@@ -291,6 +291,17 @@ def instruments() -> Instruments | None:
     return None if provider is None else _instruments(provider)
 
 
+def one_statement(
+    path: Literal["append", "sync"], outcome: Literal["hit", "miss", "skipped"]
+) -> None:
+    """Count an outcome of the one-statement path (where metrics are recorded): ``path`` is
+    ``append`` (``append_messages``) or ``sync`` (``start_sync_messages``, counted at
+    ``confirm``: hits and misses only, a sync that is no append never takes it)."""
+    measured = instruments()
+    if measured is not None:
+        measured.one_statement.add(1, {"convostore.path": path, "convostore.outcome": outcome})
+
+
 # -- what is observed when the metrics are read: connection pools, replicas ------------------
 
 OBSERVED = (
