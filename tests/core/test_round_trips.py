@@ -17,9 +17,13 @@ from convostore import (
     ConversationOwnershipError,
     ConversationStore,
     MemoryQuotaExceededError,
+    telemetry,
 )
 from convostore.backends import ConversationRow
 from convostore.spi import StartedSync, Tx
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from psycopg import pq
 from psycopg_pool import ConnectionPool
 
@@ -51,6 +55,18 @@ class Traced:
         self.trace.flush()
         self.trace.seek(start)
         return sum(1 for line in self.trace.read().splitlines() if line.startswith("F\t4\tSync"))
+
+    def requests(self, call: Callable[[ConversationStore], object]) -> int:
+        """The messages ``call`` waited for the server on: each Sync of the extended protocol
+        and each Query of the simple one (psycopg's BEGIN, COMMIT and statements without
+        parameters in a read's transaction)."""
+        self.trace.flush()
+        start = os.lseek(self.trace.fileno(), 0, os.SEEK_END)
+        call(self.store)
+        self.trace.flush()
+        self.trace.seek(start)
+        lines = self.trace.read().splitlines()
+        return sum(1 for line in lines if line.split("\t")[:3:2] in (["F", "Sync"], ["F", "Query"]))
 
     def close(self) -> None:
         self.store.close()
@@ -266,3 +282,46 @@ def test_a_sync_in_an_adapters_transaction_waits_only_for_its_commit(
     assert traced.store.get_contents(conversation_id="s") == ["a", "b", "c", "x", "d", "e"]
     rows = traced.store.backend.read(lambda tx: tx.execute("SELECT k FROM test_own"))
     assert [k for (k,) in rows] == ["b", "c", "d", "d", "e"]
+
+
+def test_a_traced_call_says_its_round_trips(traced: Traced, pg_schema_url: str) -> None:
+    """``convostore.round_trips`` on a call's span is what libpq's trace counts, on every
+    path: the one statement, the locking path, single-statement reads, reads in a
+    transaction, copies and erasures; ``convostore.retries`` is 0 where nothing was retried."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry.configure(tracer_provider=provider)
+    store = traced.store
+    sid = store.create_memory_store("s").memory_store_id
+    calls: list[Callable[[ConversationStore], object]] = [
+        lambda s: s.append_message(conversation_id="c", role="user", content="x"),
+        lambda s: s.append_message(conversation_id="new", role="user", content="x"),
+        lambda s: s.append_messages(
+            conversation_id="big", messages=[{"role": "user", "content": "q"}] * 150
+        ),
+        lambda s: s.get_messages(conversation_id="c"),
+        lambda s: s.get_history(conversation_id="big"),
+        lambda s: s.search_messages(query="x"),
+        lambda s: s.find_conversations(id_prefix="c"),
+        lambda s: s.update_conversation(conversation_id="c", metadata={"a": 1}),
+        lambda s: s.fork_conversation(conversation_id="c", new_conversation_id="d"),
+        lambda s: s.pop_message(conversation_id="d"),
+        lambda s: s.delete_conversation(conversation_id="d"),
+        lambda s: s.create_memory(sid, "a.md", "one"),
+        lambda s: s.sync_messages(
+            conversation_id="e", messages=[{"role": "user", "content": "q", "message_id": "m"}]
+        ),
+        lambda s: s.delete_user_data(user_id="u"),
+    ]
+    try:
+        for call in calls:
+            exporter.clear()
+            expected = traced.requests(call)
+            [span] = exporter.get_finished_spans()
+            attributes = dict(span.attributes or {})
+            assert attributes["convostore.round_trips"] == expected, span.name
+            assert attributes["convostore.retries"] == 0
+    finally:
+        telemetry.configure(tracer_provider=None)
+        provider.shutdown()

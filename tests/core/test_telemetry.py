@@ -4,6 +4,7 @@ reader and exporter."""
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -11,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from convostore import AsyncConversationStore, ConversationStore, MemoryValidationError, telemetry
+from convostore import (
+    AsyncConversationStore,
+    ConversationStore,
+    MemoryValidationError,
+    StorageError,
+    telemetry,
+)
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -159,16 +166,48 @@ def test_each_call_is_a_span_under_the_callers(
         assert span.parent is not None and span.parent.span_id == turn.span_id
         assert span.context.trace_id == turn.trace_id
         assert span.kind == trace.SpanKind.CLIENT
-        assert dict(span.attributes or {}) == {
+        attributes = dict(span.attributes or {})
+        trips = attributes.pop("convostore.round_trips", None)
+        assert (trips is None) == (system == "sqlite")  # an embedded database has none
+        assert attributes == {
             "db.system.name": system,
             "db.operation.name": name.removeprefix("convostore."),
             "convostore.rows": rows,
+            "convostore.retries": 0,
         }
     failed = spans["convostore.get_messages"]
     assert failed.status.status_code == trace.StatusCode.ERROR
     assert failed.events[0].name == "exception"
     assert failed.events[0].attributes["exception.type"].endswith("MemoryValidationError")
     assert not any("secret-cid" in str(s.to_json()) for s in spans.values())  # omitted
+
+
+def test_a_busy_database_is_retried_and_the_span_says_how_often(
+    exporter: InMemorySpanExporter, tmp_path: Path
+) -> None:
+    """Another connection holds SQLite's write lock for the whole call: the store retries
+    until its timeout, and the failed call's span counts the retries."""
+    path = tmp_path / "busy.db"
+    with ConversationStore(f"sqlite:///{path}") as store:
+        store.append_message(conversation_id="c", role="user", content="first")
+        store.backend.timeout = 0.3  # type: ignore[attr-defined]
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        exporter.clear()
+        try:
+            with pytest.raises(StorageError, match="locked"):
+                store.append_message(conversation_id="c", role="user", content="second")
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        [failed] = exporter.get_finished_spans()
+        assert failed.status.status_code == trace.StatusCode.ERROR
+        assert failed.attributes is not None and failed.attributes["convostore.retries"] > 1
+        exporter.clear()
+        store.append_message(conversation_id="c", role="user", content="third")
+        [done] = exporter.get_finished_spans()
+        assert done.attributes is not None and done.attributes["convostore.retries"] == 0
+        assert "convostore.round_trips" not in done.attributes
 
 
 def test_conversation_ids_are_hashed_when_asked(exporter: InMemorySpanExporter) -> None:

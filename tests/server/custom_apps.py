@@ -54,3 +54,13 @@ def tight_budget() -> FastAPI:
     return create_app(
         os.environ["CONVOSTORE_URL"], max_body_bytes=1000, max_inflight_body_bytes=3000
     )
+
+
+def configured_tracing() -> FastAPI:
+    """Spans to a tracer provider given to ``convostore.telemetry.configure`` (no global one),
+    written as JSON lines to ``$CONVOSTORE_TEST_SPANS``."""
+    from convostore import telemetry
+    from traced_server import spans_to_file
+
+    telemetry.configure(tracer_provider=spans_to_file(os.environ["CONVOSTORE_TEST_SPANS"]))
+    return create_app(os.environ["CONVOSTORE_URL"], auth=TokenTable.from_env())

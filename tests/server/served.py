@@ -144,11 +144,14 @@ def start(
     return Server(f"http://127.0.0.1:{port}", store_url, tokens, process, log, tokens_file)
 
 
-def start_factory(factory: str, store_url: str, tmp: Path) -> Server:
-    """uvicorn serving ``custom_apps:<factory>`` (an app built with create_app's options)."""
+def start_factory(factory: str, store_url: str, tmp: Path, **more_env: str) -> Server:
+    """uvicorn serving ``custom_apps:<factory>`` (an app built with create_app's options);
+    ``more_env``: more environment variables for it."""
     tokens_file, tokens = write_tokens(tmp)
     port = free_port()
-    env = clean_env(CONVOSTORE_URL=store_url, CONVOSTORE_SERVER_TOKENS_FILE=str(tokens_file))
+    env = clean_env(
+        CONVOSTORE_URL=store_url, CONVOSTORE_SERVER_TOKENS_FILE=str(tokens_file), **more_env
+    )
     args = [str(BIN / "uvicorn"), "--factory", f"custom_apps:{factory}", "--port", str(port)]
     process, log = spawn(args, tmp, port, env)
     return Server(f"http://127.0.0.1:{port}", store_url, tokens, process, log)

@@ -12,7 +12,17 @@ from typing import Any
 
 import httpx
 import pytest
-from served import HERE, Server, clean_env, free_port, new_id, spawn, stop, write_tokens
+from served import (
+    HERE,
+    Server,
+    clean_env,
+    free_port,
+    new_id,
+    spawn,
+    start_factory,
+    stop,
+    write_tokens,
+)
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 CALLER = "b7ad6b7169203331"
@@ -78,6 +88,7 @@ def test_a_request_follows_its_traceparent_and_the_store_calls_are_its_children(
         "db.system.name": "sqlite",
         "db.operation.name": "append_message",
         "convostore.rows": 1,
+        "convostore.retries": 0,
     }
     [get] = by_name["GET /conversations/{conversationId}/messages"]
     assert get["parent_id"] is None and get["context"]["trace_id"] != f"0x{TRACE}"  # a new trace
@@ -95,6 +106,32 @@ def test_a_request_follows_its_traceparent_and_the_store_calls_are_its_children(
     assert got["request_id"] == generated
     assert got["trace_id"] == get["context"]["trace_id"].removeprefix("0x")
     assert any(line["logger"] == "uvicorn.error" for line in lines)  # the server's own lines
+
+
+def test_a_provider_given_to_configure_takes_the_requests_spans_too(tmp_path: Path) -> None:
+    """No global provider in this process: the one given to ``telemetry.configure`` records
+    the request's span (following its traceparent) and the store's under it."""
+    spans_file = tmp_path / "spans.jsonl"
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    server = start_factory(
+        "configured_tracing", url, tmp_path, CONVOSTORE_TEST_SPANS=str(spans_file)
+    )
+    try:
+        cid = new_id()
+        sent = server.client("alice").post(
+            f"/conversations/{cid}/messages",
+            json={"role": "user", "content": "hello"},
+            headers={"traceparent": f"00-{TRACE}-{CALLER}-01"},
+        )
+        assert sent.status_code == 201
+    finally:
+        server.stop()
+    by_name = {span["name"]: span for span in _spans(spans_file)}
+    post = by_name["POST /conversations/{conversationId}/messages"]
+    assert post["context"]["trace_id"] == f"0x{TRACE}" and post["parent_id"] == f"0x{CALLER}"
+    append = by_name["convostore.append_message"]
+    assert append["parent_id"] == post["context"]["span_id"]
+    assert cid not in spans_file.read_text()
 
 
 def test_an_unfit_request_id_is_replaced(traced: tuple[Server, Path]) -> None:

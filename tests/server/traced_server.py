@@ -18,9 +18,14 @@ def _line(span: ReadableSpan) -> str:
     return span.to_json(indent=None) + "\n"
 
 
-if __name__ == "__main__":
-    out = open(os.environ["CONVOSTORE_TEST_SPANS"], "a", buffering=1)  # noqa: SIM115 - for the process
+def spans_to_file(path: str) -> TracerProvider:
+    """The SDK's tracer provider, writing each finished span to ``path`` as a JSON line."""
+    out = open(path, "a", buffering=1)  # noqa: SIM115 - for the process
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=out, formatter=_line)))
-    trace.set_tracer_provider(provider)
+    return provider
+
+
+if __name__ == "__main__":
+    trace.set_tracer_provider(spans_to_file(os.environ["CONVOSTORE_TEST_SPANS"]))
     main(sys.argv[1:])

@@ -23,6 +23,7 @@ from convostore import (
     Message,
     MessageIdConflictError,
     MessageInput,
+    telemetry,
 )
 from convostore.spi import Limits, check_id, check_int, run_in_thread, run_sync
 
@@ -305,6 +306,24 @@ class ConvostoreSessionStore(SessionStore):
             return gone
 
         return await self._run(run)
+
+
+# Each call the Claude Agent SDK makes of the session store is a span ``claude_session.<method>``,
+# the parent of the store's.
+telemetry.trace_methods(
+    ConvostoreSessionStore,
+    "claude_session",
+    (
+        "append",
+        "load",
+        "list_sessions",
+        "list_session_summaries",
+        "delete",
+        "list_subkeys",
+        "prune",
+    ),
+    lambda sessions: {"db.system.name": sessions.store.backend.dialect},
+)
 
 
 def _entry_error(error: MemoryValidationError, origins: list[int]) -> MemoryValidationError:

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict, overload
 
+from . import telemetry
 from .backends import ConversationRow, MessageRow, Tx
 from .engine import Engine, changed, merge_metadata, message_of
 from .errors import (
@@ -245,24 +246,31 @@ class MessageMethods(Engine):
         ``fold`` changes the metadata, where the row changed since or an id is taken; the
         caller then takes the locking path (which raises any error from the row as it is, and
         skips the messages already stored)."""
+        if not self.backend.conditional_append:
+            return False  # nothing remembered: the one path there is
         seen, _ = self._last_rows.row(cid)
         if seen is None or self.ordered or len(prepared) > 100:
+            telemetry.one_statement("append", "skipped")
             return False
         try:
             rows, row = self._grown(
                 self._writable(self._owned(seen, user_id)), prepared, user_id, now, times
             )
         except ConvostoreError:
+            telemetry.one_statement("append", "skipped")
             return False
         if fold is not None and fold(decode_json(seen.metadata), Added(rows)):
+            telemetry.one_statement("append", "skipped")
             return False
         if self.backend.write(
             lambda tx: tx.append_if_unchanged(seen, rows, row, new_ids=supplied)(),
             single_statement=True,
         ):
             self._last_rows.remember(row, rows[-1].id)
+            telemetry.one_statement("append", "hit")
             return True
         self._last_rows.forget(cid)
+        telemetry.one_statement("append", "miss")
         return False
 
     def get_messages(

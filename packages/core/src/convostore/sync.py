@@ -8,6 +8,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from . import telemetry
 from .backends import ChangeRow, ConversationRow, MessageRow, Tx
 from .conventions import MANAGED_BY_KEY
 from .engine import Engine, check_unmanaged, manager_of, merge_metadata, meta_of
@@ -98,7 +99,10 @@ class StartedSync:
         """After the commit: ``ConflictError`` where the conversation had changed since this
         store wrote it, and nothing of the sync was written (sync again then)."""
         plan, last_rows = self._plan, self._last_rows
-        if self._sent is not None and not self._sent():
+        sent = None if self._sent is None else self._sent()
+        if sent is not None:
+            telemetry.one_statement("sync", "hit" if sent else "miss")
+        if sent is False:
             if last_rows is not None:
                 last_rows.forget(plan.cid)
             raise ConflictError(

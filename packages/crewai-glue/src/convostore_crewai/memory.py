@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from convostore import MemoryValidationError
+from convostore import MemoryValidationError, telemetry
 from convostore.spi import Tx, check_id, check_int, check_text, run_in_thread
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
@@ -414,6 +414,29 @@ class ConvostoreMemoryStorage:
         if self._owned:
             self.store.close()
             self._owned = False
+
+
+# Each call CrewAI's Memory makes of the storage is a span ``crewai_memory.<method>`` (the
+# async methods run these on a worker thread: the same spans).
+telemetry.trace_methods(
+    ConvostoreMemoryStorage,
+    "crewai_memory",
+    (
+        "save",
+        "update",
+        "search",
+        "delete",
+        "get_record",
+        "list_records",
+        "get_scope_info",
+        "list_scopes",
+        "list_categories",
+        "count",
+        "reset",
+        "touch_records",
+    ),
+    lambda storage: {"db.system.name": storage.backend.dialect},
+)
 
 
 def _children(path: str, scopes: Sequence[str]) -> list[str]:

@@ -22,7 +22,7 @@ import random
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
-from convostore import ConversationMeta, MemoryValidationError
+from convostore import ConversationMeta, MemoryValidationError, telemetry
 from convostore.spi import (
     MAX_INT64,
     StoreLike,
@@ -573,6 +573,27 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         return await self._run(
             functools.partial(self.get_delta_channel_history, config=config, channels=channels)
         )
+
+
+# Each call LangGraph makes of the saver is a span ``langgraph.<method>``, the parent of the
+# store's (the async methods run these on a thread or the loop: the same spans).
+telemetry.trace_methods(
+    ConvostoreSaver,
+    "langgraph",
+    (
+        "get_tuple",
+        "list",
+        "put",
+        "put_writes",
+        "delete_thread",
+        "delete_for_runs",
+        "copy_thread",
+        "prune",
+        "get_delta_channel_history",
+        "sync_conversation",
+    ),
+    lambda saver: {"db.system.name": saver.backend.dialect},
+)
 
 
 class _DeltaMessages(DeltaReader):

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from convostore import ConversationStore, MemoryValidationError
+from convostore import ConversationStore, MemoryValidationError, telemetry
 from convostore.spi import Limits, StoreLike, Tx, check_id, check_int, open_store, run_in_thread
 from langgraph.store.base import (
     BaseStore,
@@ -441,3 +441,12 @@ class ConvostoreStore(BaseStore):
             return False
         self._sweeper = None
         return True
+
+
+# ``batch`` (every get, put, search and list LangGraph makes) is a span ``langgraph_store.batch``.
+telemetry.trace_methods(
+    ConvostoreStore,
+    "langgraph_store",
+    ("batch", "sweep_ttl"),
+    lambda store: {"db.system.name": store.backend.dialect},
+)

@@ -20,6 +20,7 @@ from convostore import (
     MemoryValidationError,
     MessageInput,
     responses_item_role,
+    telemetry,
 )
 from convostore.spi import MAX_INT64, check_id, check_optional_int
 
@@ -347,3 +348,13 @@ class ConvostoreSession:
     def __repr__(self) -> str:
         limit = self.session_settings.limit if self.session_settings else None
         return f"ConvostoreSession(session_id={self.session_id!r}, max_items={limit!r})"
+
+
+# Each call the Runner makes of the session is a span ``openai_session.<method>``, the parent of
+# the store's.
+telemetry.trace_methods(
+    ConvostoreSession,
+    "openai_session",
+    ("get_items", "add_items", "pop_item", "clear_session", "fork"),
+    lambda session: {"db.system.name": session.store.sync.backend.dialect},
+)

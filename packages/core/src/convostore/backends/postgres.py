@@ -13,6 +13,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from .. import telemetry
 from ..errors import ClosedError, MemoryValidationError, StorageError
 from ..search_text import index_text
 from .base import (
@@ -81,6 +82,7 @@ class PostgresTx(PostgresSearch, Tx):
         self.pipeline: psycopg.Pipeline | None = None
         self._to_begin = transaction  # BEGIN is ours to send, with the first statement
         self._syncs = 0  # round trips waited for in pipeline mode (see prefetch)
+        self.trips = 0  # every round trip (a traced call's convostore.round_trips)
         self._stack = contextlib.ExitStack()
 
     def _begin(self, *, pipelined: bool = True) -> None:
@@ -91,6 +93,8 @@ class PostgresTx(PostgresSearch, Tx):
             self._to_begin = False
             if pipelined:
                 self.pipeline = self._stack.enter_context(self.conn.pipeline())
+            else:
+                self.trips += 1
             self.conn.execute(b"BEGIN")
 
     def commit(self, *, position: bool = False) -> int | None:
@@ -100,8 +104,10 @@ class PostgresTx(PostgresSearch, Tx):
         asked = None
         if not self._to_begin:
             self.conn.execute(b"COMMIT")
+            self.trips += 1  # now, or with the pipeline's last sync
             if position:
                 asked = self.conn.execute(POSITION)
+                self.trips += self.pipeline is None
         self._stack.close()
         if self.pipeline is not None:  # what was prefetched is read from here on
             self.pipeline = None
@@ -125,6 +131,7 @@ class PostgresTx(PostgresSearch, Tx):
         self._counted()
         self._begin()
         cur = self.conn.execute(self._sql(sql), params)
+        self.trips += 1
         if self.pipeline is not None:
             self.pipeline.sync()  # one round trip for this and every statement sent before
             self._syncs += 1
@@ -179,6 +186,7 @@ class PostgresTx(PostgresSearch, Tx):
         self._begin()
         cur = self.conn.execute(self._sql(sql), params)
         if self.pipeline is None:
+            self.trips += 1
             ready = cur.fetchall() if cur.description is not None else []
             return lambda: ready
         sent = self._syncs
@@ -187,6 +195,7 @@ class PostgresTx(PostgresSearch, Tx):
             if self._syncs == sent and self.pipeline is not None:
                 self.pipeline.sync()  # nothing waited for it yet
                 self._syncs += 1
+                self.trips += 1
             return cur.fetchall() if cur.description is not None else []
 
         return rows
@@ -201,18 +210,21 @@ class PostgresTx(PostgresSearch, Tx):
         cursors = [self.conn.execute(self._sql(sql), params) for sql, params in statements]
         self.pipeline.sync()
         self._syncs += 1
+        self.trips += 1
         return [cur.fetchall() if cur.description is not None else [] for cur in cursors]
 
     def send(self, sql: str, params: Sequence[Any] = ()) -> None:
         self._counted()
         self._begin()
         self.conn.execute(self._sql(sql), params)
+        self.trips += self.pipeline is None  # else: with the next sync
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = self._counted_rows(rows)
         self._begin()
         with self.conn.cursor() as cur:
             cur.executemany(self._sql(sql), rows)
+        self.trips += self.pipeline is None
 
     def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple[Any, ...]]:
         """A server-side cursor fetched in chunks of about ``STREAM_BYTES``: the chunk's row
@@ -223,10 +235,15 @@ class PostgresTx(PostgresSearch, Tx):
             yield from self.execute(sql, params)
             return
         self._counted()
+        self.trips += 3  # DECLARE, the description of its rows, CLOSE
         with self.conn.cursor(name=f"convostore_stream_{next(_CURSORS)}") as cur:
             cur.execute(self._sql(sql), params)
             size = 64
-            while rows := cur.fetchmany(size):
+            while True:
+                self.trips += 1
+                rows = cur.fetchmany(size)
+                if not rows:
+                    break
                 yield from rows
                 sample = rows[:: max(1, len(rows) // 16)]  # a few rows tell the size well enough
                 used = sum(_row_bytes(row) for row in sample) // len(sample) + 1
@@ -238,6 +255,7 @@ class PostgresTx(PostgresSearch, Tx):
             super().copy_rows(table, columns, rows)
             return
         self._counted()
+        self.trips += 1
         with (
             self.conn.cursor() as cur,
             cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN".encode()) as copy,
@@ -247,6 +265,32 @@ class PostgresTx(PostgresSearch, Tx):
 
 
 _CURSORS = itertools.count()
+
+
+def pool_observations(pool: ConnectionPool[Any]) -> list[tuple[str, float, dict[str, Any]]]:
+    """A pool's numbers as OpenTelemetry's database client conventions name them."""
+    stats = pool.get_stats()
+    named = {"db.client.connection.pool.name": pool.name}
+    used = stats["pool_size"] - stats["pool_available"]
+    return [
+        ("db.client.connection.count", used, {**named, "db.client.connection.state": "used"}),
+        (
+            "db.client.connection.count",
+            stats["pool_available"],
+            {**named, "db.client.connection.state": "idle"},
+        ),
+        ("db.client.connection.max", stats["pool_max"], named),
+        ("db.client.connection.pending_requests", stats["requests_waiting"], named),
+    ]
+
+
+def _count(round_trips: int, retries: int = 0) -> None:
+    """Tell a traced call (if one is traced) what one attempt of it cost."""
+    counts = telemetry.counting()
+    if counts is not None:
+        counts.add(round_trips, retries)
+
+
 STREAM_BYTES = 8 * 1024 * 1024
 STREAM_ROWS = 5000
 
@@ -337,6 +381,11 @@ class PostgresBackend(Backend):
                 raise StorageError(f"cannot connect to PostgreSQL: {exc}") from exc
         self.pool = pool
         self.migrate("core", MIGRATIONS)
+        telemetry.watch(self)
+
+    def observe(self) -> list[tuple[str, float, dict[str, Any]]]:
+        """Its pool's connections (used, idle), bound and waiting calls, for the metrics."""
+        return [] if self._closed else pool_observations(self.pool)
 
     def _run(self, fn: Callable[[Tx], T], *, read_only: bool, single_statement: bool) -> T:
         if self._closed:
@@ -379,7 +428,9 @@ class PostgresBackend(Backend):
                 if lost or not safe or conn is None or not conn.broken:
                     raise StorageError(f"PostgreSQL error: {exc}") from exc
                 lost = True
+                _count(0, retries=1)
                 continue
+            _count(0, retries=1)
             time.sleep(delay * (1 + random.random()))
             delay = min(delay * 2, 0.2)
 
@@ -389,10 +440,12 @@ class PostgresBackend(Backend):
         one snapshot for all its statements (at READ COMMITTED each would take its own)."""
         level = conn.isolation_level
         conn.read_only, conn.isolation_level = True, _READ_LEVEL
+        tx = PostgresTx(conn)
         try:
             with conn.transaction():
-                return fn(PostgresTx(conn))
+                return fn(tx)
         finally:
+            _count(tx.trips + 2)  # BEGIN, COMMIT
             if not conn.broken:  # a dead connection is discarded: keep the real error
                 conn.isolation_level = level
 
@@ -415,10 +468,12 @@ class PostgresBackend(Backend):
         except BaseException as exc:
             tx.abandon(exc)
             if not conn.broken and conn.pgconn.transaction_status != pq.TransactionStatus.IDLE:
+                tx.trips += 1
                 with contextlib.suppress(psycopg.Error):  # keep the real error
                     conn.execute(b"ROLLBACK")
             raise
         finally:
+            _count(tx.trips)
             if not conn.broken:
                 conn.autocommit = autocommit
         if on_commit is not None and position is not None:
@@ -435,13 +490,15 @@ class PostgresBackend(Backend):
         BEGIN, statement, COMMIT (and one more for the WAL position, for ``on_commit``)."""
         before = conn.autocommit
         conn.autocommit = True
+        tx = PostgresTx(conn, single_statement=True)
         try:
-            tx = PostgresTx(conn, single_statement=True)
             result = fn(tx)
             if on_commit is not None:
+                tx.trips += 1
                 on_commit(_position(conn.execute(POSITION).fetchone(), tx.relaxed_commit) or 0)
             return result
         finally:
+            _count(tx.trips)
             if not conn.broken:  # a dead connection is discarded: keep the real error
                 conn.autocommit = before
 

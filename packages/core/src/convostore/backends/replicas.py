@@ -26,6 +26,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
+from .. import telemetry
 from ..errors import ClosedError, MemoryValidationError
 from .base import Backend, T, Tx
 from .postgres import (
@@ -35,6 +36,7 @@ from .postgres import (
     _closed_by_server,
     _connect_timeout,
     _position,
+    pool_observations,
 )
 from .urls import postgres_url
 
@@ -87,6 +89,7 @@ class Replica:
         self.connect_timeout = _connect_timeout(url)
         self.healthy = True
         self.replayed = 0  # the highest replay position seen on it
+        self.lag: int | None = None  # bytes behind the primary at the watcher's last look
         self.pool: ConnectionPool[Any] = ConnectionPool(
             url,
             min_size=0,
@@ -150,6 +153,19 @@ class ReplicatedBackend(Backend):
             target=self._watch, name="convostore-replicas", daemon=True
         )
         self._watcher.start()
+        telemetry.watch(self)
+
+    def observe(self) -> list[tuple[str, float, dict[str, Any]]]:
+        """Each replica's pool and its lag (bytes of WAL still to replay, as the watcher last
+        saw it; none while it cannot say), for the metrics."""
+        found: list[tuple[str, float, dict[str, Any]]] = []
+        for replica in [] if self.closed else self.replicas:
+            found += pool_observations(replica.pool)
+            if replica.lag is not None:
+                found.append(
+                    ("convostore.replica.lag", replica.lag, {"convostore.replica": replica.name})
+                )
+        return found
 
     # -- what every backend does: writes on the primary --------------------------------------
 
@@ -333,8 +349,10 @@ class ReplicatedBackend(Backend):
             replayed = _position(link.execute(_REPLAYED).fetchone())
         except psycopg.Error as exc:
             links.pop(replica.url, None)
+            replica.lag = None
             replica.leave(f"{type(exc).__name__}: {str(exc).strip()[:200]}")
             return
+        replica.lag = None if replayed is None else max(0, self._reached - replayed)
         if replayed is None:
             replica.leave("it is not a standby (pg_last_wal_replay_lsn() is NULL)")
         elif replayed < due:

@@ -16,6 +16,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: SQLite's busy handler alone
     fcntl = None  # type: ignore[assignment]
 
+from .. import telemetry
 from ..errors import ClosedError, MemoryValidationError, StorageError
 from .base import Backend, T, Tx, WouldBlock
 from .schema import MIGRATIONS
@@ -116,19 +117,26 @@ class SqliteBackend(Backend):
         (with ``no_wait``, a busy database raises ``WouldBlock`` instead)."""
         deadline = time.monotonic() + self.timeout
         delay = 0.001
-        while True:
-            try:
-                return fn()
-            except sqlite3.OperationalError as exc:
-                busy = exc.sqlite_errorcode & 0xFF in _BUSY
-                if busy and no_wait:
-                    raise WouldBlock from None  # rolled back: nothing was written
-                if not busy or time.monotonic() > deadline:
+        retries = 0
+        try:
+            while True:
+                try:
+                    return fn()
+                except sqlite3.OperationalError as exc:
+                    busy = exc.sqlite_errorcode & 0xFF in _BUSY
+                    if busy and no_wait:
+                        raise WouldBlock from None  # rolled back: nothing was written
+                    if not busy or time.monotonic() > deadline:
+                        raise StorageError(f"SQLite error on {self.path}: {exc}") from exc
+                except sqlite3.Error as exc:
                     raise StorageError(f"SQLite error on {self.path}: {exc}") from exc
-            except sqlite3.Error as exc:
-                raise StorageError(f"SQLite error on {self.path}: {exc}") from exc
-            time.sleep(delay * (1 + random.random()))
-            delay = min(delay * 2, 0.1)
+                time.sleep(delay * (1 + random.random()))
+                delay = min(delay * 2, 0.1)
+                retries += 1
+        finally:
+            counts = telemetry.counting()  # a traced call's: its retries
+            if counts is not None:
+                counts.add(retries=retries)
 
     def _transaction(
         self, begin: str | None, fn: Callable[[Tx], T], *, single: bool, queue: bool = False
@@ -155,6 +163,8 @@ class SqliteBackend(Backend):
         # Under ``without_waiting`` every lock is tried once, until the call's first write: a
         # call that gave up is run again on a thread, which may repeat reads but never a write.
         no_wait = getattr(self._no_wait, "armed", False)
+        measured = telemetry.instruments() if queue else None
+        started = time.perf_counter() if measured is not None else 0.0
         if queue:
             self._no_wait.armed = False
         if not self._lock.acquire(blocking=not no_wait):
@@ -167,6 +177,8 @@ class SqliteBackend(Backend):
                     fcntl.flock(self._queue, fcntl.LOCK_EX | (fcntl.LOCK_NB if no_wait else 0))
                 except BlockingIOError:
                     raise WouldBlock from None
+                if measured is not None:  # the turn among this file's writers, come
+                    measured.queue_wait.record(time.perf_counter() - started)
                 try:
                     return self._retry(attempt, no_wait=no_wait)
                 finally:

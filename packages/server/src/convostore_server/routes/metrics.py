@@ -68,9 +68,11 @@ def routes(router: APIRouter, Who: Any) -> None:
     )
     async def get_metrics(*, who: Who) -> Response:
         """The store's calls and their durations by method and database
-        (``convostore_call_duration_seconds``, whose ``_count`` is the calls) and the open
-        event streams (``convostore_server_sse_subscribers``), in Prometheus's text format.
-        Admins only."""
+        (``convostore_call_duration_seconds``, whose ``_count`` is the calls), the database's
+        own numbers (PostgreSQL: ``db_client_connection_*`` of its pools,
+        ``convostore_append_one_statement_total``, ``convostore_replica_lag_bytes``; SQLite:
+        ``convostore_sqlite_queue_wait_seconds``) and the open event streams
+        (``convostore_server_sse_subscribers``), in Prometheus's text format. Admins only."""
         if not who.principal.admin:
             raise ApiError(403, "forbidden", "metrics are read with an admin's token")
         return Response(generate_latest(registry()), media_type=CONTENT_TYPE_LATEST)
