@@ -5,6 +5,7 @@ Which server answered is read on the servers: the standby logs every statement u
 
 from __future__ import annotations
 
+import functools
 import logging
 import subprocess
 import sys
@@ -351,3 +352,6 @@ def test_on_primary_reads_the_primary_on_the_same_connections(
         assert routed(store).routed["primary"] > before
         assert [m.content for m in store.get_history(conversation_id="c1")] == ["one"]
         assert pinned.backend.replicas is routed(store).replicas  # type: ignore[attr-defined]
+        twin = AsyncConversationStore(sync=store).on_primary()
+        history = anyio.run(functools.partial(twin.get_history, conversation_id="c1"))
+        assert [m.content for m in history] == ["one", "two"]
