@@ -12,6 +12,7 @@ server's position handling the second read is stale too, and the test fails.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -70,23 +71,26 @@ def append(client: httpx.Client, cid: str, content: str) -> str:
     return response.headers["Convostore-Position"]
 
 
-def another_worker(server: Server, writer: httpx.Client, written: int) -> httpx.Client:
-    """A kept-alive connection on a worker other than ``writer``'s, which wrote at
-    ``written``: its answers carry an earlier position."""
+def two_workers(server: Server) -> tuple[httpx.Client, httpx.Client, str]:
+    """A writer's and a reader's kept-alive connections on two different workers, and a
+    conversation the writer just wrote "one" to: right after that write, the reader's answers
+    carry an earlier position than the writer's (each attempt writes again, so a connection
+    the server closed in between and opened again elsewhere cannot mislead it)."""
+    writer = server.client("alice")
     for _ in range(MOST_CONNECTIONS):
-        client = server.client("alice")
-        if position_of(client) < written:
-            assert position_of(writer) >= written  # the writer's worker knows its write
-            return client
+        cid = new_id()
+        written = lsn(append(writer, cid, "one"))
+        reader = server.client("alice")
+        if position_of(reader) < written <= position_of(writer):
+            return writer, reader, cid
+        time.sleep(0.1)  # the other workers may still be starting
     pytest.fail(f"{MOST_CONNECTIONS} connections all reached the writing worker")
 
 
 def test_a_write_through_one_worker_is_read_through_another_with_its_position(
     pair: Pair, server: Server
 ) -> None:
-    writer, cid = server.client("alice"), new_id()
-    first = append(writer, cid, "one")
-    reader = another_worker(server, writer, lsn(first))
+    writer, reader, cid = two_workers(server)
     pair.wait_caught_up()
     assert history(reader, cid) == ["one"]
 
