@@ -9,6 +9,7 @@ import os
 import pwd
 import shutil
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -187,6 +188,9 @@ class Pair:
 @contextlib.contextmanager
 def started_pair() -> Iterator[Pair]:
     root = Path(tempfile.mkdtemp(prefix="convostore-pair-"))
+    mode = root.parent.stat().st_mode
+    if os.geteuid() == 0 and not mode & stat.S_IXOTH:  # a suite's private temporary folder
+        root.parent.chmod(mode | stat.S_IXOTH)  # the postgres user walks through it, no more
     pair = Pair(root)
     try:
         pair.start()

@@ -104,3 +104,60 @@ def test_replicas_go_with_a_url_not_with_a_store(urls: tuple[str, str]) -> None:
     with ConversationStore(primary) as store, pytest.raises(MemoryValidationError) as refused:
         ConvostoreSaver(store, replicas=[standby])
     assert refused.value.argument == "replicas"
+
+
+# -- the DeepAgents memory backend: the reads that decide a write are the primary's -------------
+
+
+@pytest.fixture
+def lagging(pair: Pair, urls: tuple[str, str]) -> Iterator[tuple[Any, Any, str]]:
+    """A writer that is not the bridge's process (a store without replicas: its writes are no
+    position the bridge's store knows, as another process's), the bridge's store reading a
+    standby whose replay is paused after ``/notes.md`` = ``a\\n`` and ``/plan.md`` were
+    written (``max_replica_lag`` 30 s: the standby keeps the reads), and the memory store."""
+    from convostore import ConversationStore
+
+    primary, standby = urls
+    writer = ConversationStore(primary)
+    sid = writer.create_memory_store("notes", user_id="alice").memory_store_id
+    writer.create_memory(sid, "notes.md", "a\n", user_id="alice")
+    writer.create_memory(sid, "plan.md", "draft\n", user_id="alice")
+    store = ConversationStore(primary, replicas=[standby], max_replica_lag=30)
+    pair.wait_caught_up()
+    pair.pause_replay()
+    try:
+        yield writer, store, sid
+    finally:
+        pair.resume_replay()
+        store.close()
+        writer.close()
+
+
+def test_the_memory_backend_decides_its_writes_on_the_primary_with_replay_paused(
+    lagging: tuple[Any, Any, str],
+) -> None:
+    from convostore_langgraph import ConvostoreMemoryBackend
+
+    writer, store, sid = lagging
+    notes = writer.get_memory_by_path(sid, "notes.md", user_id="alice")
+    writer.update_memory(sid, notes.entry_id, "a\nb\n", notes.version, user_id="alice")
+    writer.create_memory(sid, "todo.md", "milk\n", user_id="alice")
+    writer.delete_memory(
+        sid, writer.get_memory_by_path(sid, "plan.md", user_id="alice").entry_id, user_id="alice"
+    )
+    backend = ConvostoreMemoryBackend(store, sid, user_id="alice")
+    # a plain read is the standby's, which has not replayed the other writer's changes
+    assert backend.read("/notes.md").file_data["content"] == "a\n"  # type: ignore[index]
+    assert on_standby(store.backend) > 0
+    # an edit reads the version it replaces on the primary: "b" is there
+    assert backend.edit("/notes.md", "b", "B").error is None
+    # a write over a file only the primary has: an update of it, not a create that conflicts
+    # with it until the attempts run out
+    assert backend.write("/todo.md", "eggs\n").error is None
+    # a delete of a file the primary deleted already: not found, as the primary says
+    assert backend.delete("/plan.md").error is not None
+    current = {
+        e.path: writer.get_memory(sid, e.entry_id, user_id="alice").content
+        for e in writer.list_memories(sid, user_id="alice").items
+    }
+    assert current == {"notes.md": "a\nB\n", "todo.md": "eggs\n"}

@@ -5,6 +5,7 @@ Which server answered is read on the servers: the standby logs every statement u
 
 from __future__ import annotations
 
+import functools
 import logging
 import subprocess
 import sys
@@ -326,3 +327,31 @@ def test_a_replica_url_may_carry_prepare_threshold(
         assert len(pair.standby.statements(app)) > before
     with pytest.raises(MemoryValidationError, match="prepare_threshold"):
         ConversationStore(primary, replicas=[f"{standby}&prepare_threshold=x"])
+
+
+def test_on_primary_reads_the_primary_on_the_same_connections(
+    pair: Pair, urls: tuple[str, str], app: str
+) -> None:
+    """A store's ``on_primary()`` twin (for the reads that decide a write) reads the primary
+    what another writer (a store without replicas, as another process) wrote while replay is
+    paused; the store itself reads the standby's older page. Without replicas, the twin is the
+    store itself."""
+    primary, standby = urls
+    with (
+        ConversationStore(primary) as writer,
+        ConversationStore(primary, replicas=[named(standby, app)], max_replica_lag=30) as store,
+    ):
+        assert writer.on_primary() is writer
+        writer.append_message(conversation_id="c1", role="user", content="one")
+        pair.wait_caught_up()
+        pair.pause_replay()
+        writer.append_message(conversation_id="c1", role="user", content="two")
+        pinned = store.on_primary()
+        before = routed(store).routed["primary"]
+        assert [m.content for m in pinned.get_history(conversation_id="c1")] == ["one", "two"]
+        assert routed(store).routed["primary"] > before
+        assert [m.content for m in store.get_history(conversation_id="c1")] == ["one"]
+        assert pinned.backend.replicas is routed(store).replicas  # type: ignore[attr-defined]
+        twin = AsyncConversationStore(sync=store).on_primary()
+        history = anyio.run(functools.partial(twin.get_history, conversation_id="c1"))
+        assert [m.content for m in history] == ["one", "two"]

@@ -132,37 +132,43 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool, MemoryStoreBinding):
         relative = normalize_memory_path(text[len(ROOT) + 1 :])  # as the store keeps paths
         return relative.removesuffix("/") if directory else relative
 
-    def _get(self, path: str, relative: str) -> MemoryEntry | None:
-        """The live entry at ``relative`` (which the core checks), or None."""
+    def _get(self, path: str, relative: str, *, deciding: bool = False) -> MemoryEntry | None:
+        """The live entry at ``relative`` (which the core checks), or None; ``deciding``: read
+        on the primary, for a write."""
+        store = self._deciding if deciding else self._store
         try:
-            return self._store.get_memory_by_path(
-                self.memory_store_id, relative, user_id=self.user_id
-            )
+            return store.get_memory_by_path(self.memory_store_id, relative, user_id=self.user_id)
         except MemoryValidationError as exc:
             raise ToolError(f"Invalid path {path[:200]}: {exc}") from exc
 
-    def _file(self, path: str) -> MemoryEntry:
+    def _file(self, path: str, *, deciding: bool = False) -> MemoryEntry:
         """The readable file at ``path``; a ``ToolError`` if there is none."""
         relative = self._relative(path)
         if not relative:
             raise ToolError(f"The path {path} is a directory, not a file.")
-        entry = self._get(path, relative)
+        entry = self._get(path, relative, deciding=deciding)
         if entry is None:
-            if self._store.list_memories(
-                self.memory_store_id, path_prefix=f"{relative}/", limit=1, user_id=self.user_id
-            ).items:
+            if (
+                (self._deciding if deciding else self._store)
+                .list_memories(
+                    self.memory_store_id, path_prefix=f"{relative}/", limit=1, user_id=self.user_id
+                )
+                .items
+            ):
                 raise ToolError(f"The path {path} is not a file.")
             raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
         if entry.content is None:
             raise ToolError(f"The file {path} cannot be read: its current version was redacted.")
         return entry
 
-    def _under(self, relative: str) -> list[MemoryEntry]:
-        """Every live entry under the directory ``relative`` (``""``: all), by path."""
+    def _under(self, relative: str, *, deciding: bool = False) -> list[MemoryEntry]:
+        """Every live entry under the directory ``relative`` (``""``: all), by path;
+        ``deciding``: read on the primary, for a write."""
+        store = self._deciding if deciding else self._store
         found: list[MemoryEntry] = []
         after = None
         while True:
-            page = self._store.list_memories(
+            page = store.list_memories(
                 self.memory_store_id,
                 path_prefix=f"{relative}/" if relative else None,
                 limit=self._store.limits.max_page_size,
@@ -178,7 +184,7 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool, MemoryStoreBinding):
         """Apply ``change`` to the file's content as an update of the version read; when the
         file changed in between, read it again and apply ``change`` to what is there now."""
         for _ in range(self.max_attempts):
-            entry = self._file(path)
+            entry = self._file(path, deciding=True)
             new_content = change(entry.content or "")
             try:
                 self._update(entry, new_content)
@@ -198,7 +204,7 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool, MemoryStoreBinding):
             except MemoryPathConflictError as exc:
                 raise ToolError(f"The destination {new_path} already exists") from exc
             except MemoryVersionConflictError:
-                fresh = self._store.get_memory(
+                fresh = self._deciding.get_memory(
                     self.memory_store_id, entry.entry_id, user_id=self.user_id
                 )
                 if fresh is None:
@@ -270,7 +276,7 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool, MemoryStoreBinding):
         if not relative:
             raise ToolError(f"The path {command.path} is a directory, not a file.")
         text = _text(command.file_text, "file_text")
-        if self._get(command.path, relative) is not None:
+        if self._get(command.path, relative, deciding=True) is not None:
             raise ToolError(f"File {command.path} already exists")
         try:
             self._store.create_memory(self.memory_store_id, relative, text, user_id=self.user_id)
@@ -344,8 +350,8 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool, MemoryStoreBinding):
         relative = self._relative(command.path, directory=True)
         if not relative:
             raise ToolError(f"Cannot delete the {ROOT} directory itself")
-        entry = self._get(command.path, relative)
-        doomed = [entry] if entry is not None else self._under(relative)
+        entry = self._get(command.path, relative, deciding=True)
+        doomed = [entry] if entry is not None else self._under(relative, deciding=True)
         if not doomed:
             raise ToolError(f"The path {command.path} does not exist")
         for each in doomed:
@@ -362,15 +368,17 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool, MemoryStoreBinding):
             raise ToolError(f"Cannot rename the {ROOT} directory itself")
         if not new:
             raise ToolError(f"The destination {command.new_path} already exists")
-        entry = self._get(command.old_path, old)
-        if self._get(command.new_path, new) is not None or self._under(new):
+        entry = self._get(command.old_path, old, deciding=True)
+        if self._get(command.new_path, new, deciding=True) is not None or self._under(
+            new, deciding=True
+        ):
             raise ToolError(f"The destination {command.new_path} already exists")
         if entry is not None:
             self._move(entry, new, command.new_path)
         else:
             if new.startswith(old + "/"):
                 raise ToolError(f"Cannot move {command.old_path} into itself")
-            moving = self._under(old)
+            moving = self._under(old, deciding=True)
             if not moving:
                 raise ToolError(f"The path {command.old_path} does not exist")
             for each in moving:
@@ -380,7 +388,7 @@ class ConvostoreMemoryTool(BetaAbstractMemoryTool, MemoryStoreBinding):
     @_tool_errors
     def clear_all_memory(self) -> BetaFunctionToolResultType:
         """Delete every file of the store (each a deletion version; the history stays)."""
-        for entry in self._under(""):
+        for entry in self._under("", deciding=True):
             self._store.delete_memory(self.memory_store_id, entry.entry_id, user_id=self.user_id)
         return "All memory cleared"
 

@@ -126,6 +126,13 @@ class AsyncConversationStore(Views):
     ready = _bridge(ConversationStore.ready, inline=False)
     read_after = _bridge(ConversationStore.read_after, inline=False)
 
+    def on_primary(self) -> AsyncConversationStore:
+        """``ConversationStore.on_primary``: this store with every read on the primary."""
+        pinned = self.sync.on_primary()
+        return (
+            self if pinned is self.sync else AsyncConversationStore(sync=pinned, inline=self.inline)
+        )
+
     def replica_position(self) -> str | None:
         """``ConversationStore.replica_position`` (it asks no server: not awaited)."""
         return self.sync.replica_position()

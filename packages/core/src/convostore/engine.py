@@ -271,6 +271,18 @@ class Engine:
         twin.strict_ownership = True
         return twin
 
+    def on_primary(self) -> Self:
+        """This store (same connections) whose reads go to the primary too, with read replicas
+        (``replicas=``): for a read that decides a write (a read-modify-write on a version),
+        which a standby behind another process's write would answer with the version that
+        write replaced. Without replicas, every read is on the primary already: this store."""
+        backend = self.backend.on_primary()
+        if backend is self.backend:
+            return self
+        twin = self.with_limits()
+        twin.backend = backend
+        return twin
+
     def as_component(self, name: str) -> Self:
         """This store (same connections) acting for the component ``name`` (a registered
         ``Component``'s name, ``convostore-langgraph``): its ``sync_messages`` marks the

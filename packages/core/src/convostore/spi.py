@@ -105,6 +105,7 @@ class MemoryStoreBinding:
     mixes with a framework's base class)."""
 
     _store: ConversationStore
+    _deciding: ConversationStore
     _owned: bool
     memory_store_id: str
     user_id: str | None
@@ -122,6 +123,9 @@ class MemoryStoreBinding:
         opened and raise (``MemoryStoreNotFoundError``, ``MemoryStoreOwnershipError``).
         ``max_attempts`` bounds how often a read-modify-write re-reads an entry that changed."""
         self._store, self._owned = open_store(store)
+        # the reads that decide a write: on the primary (with read replicas, a standby behind
+        # another process's write would hand back the version that write replaced)
+        self._deciding = self._store.on_primary()
         try:
             self.max_attempts = check_int("max_attempts", max_attempts, minimum=1, maximum=100)
             self.user_id = check_optional_id("user_id", user_id, self._store.limits)

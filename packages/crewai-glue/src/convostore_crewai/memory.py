@@ -156,11 +156,12 @@ class ConvostoreMemoryStorage:
     (``sqlite:///file.db``, ``postgresql://...``, ``memory://``). Records live in tables of
     their own (component ``crewai``) beside the conversations, on SQLite or PostgreSQL.
     Search is by keyword and needs the vectors of ``keyword_embedder``; use
-    ``convostore_memory`` to get a ``Memory`` wired that way.
+    ``convostore_memory`` to get a ``Memory`` wired that way. ``replicas`` (PostgreSQL
+    standbys of a URL's server, as ``ConversationStore(url, replicas=...)``) answer the reads.
     """
 
-    def __init__(self, store: StoreLike) -> None:
-        self.store, self._owned = open_store(store)
+    def __init__(self, store: StoreLike, *, replicas: Sequence[str] | None = None) -> None:
+        self.store, self._owned = open_store(store, replicas=replicas)
         self.backend = self.store.backend
         sql.migrate(self.backend)
 
@@ -450,13 +451,25 @@ def _children(path: str, scopes: Sequence[str]) -> list[str]:
     )
 
 
-def convostore_memory(store: StoreLike | ConvostoreMemoryStorage, **options: Any) -> Any:
+def convostore_memory(
+    store: StoreLike | ConvostoreMemoryStorage,
+    *,
+    replicas: Sequence[str] | None = None,
+    **options: Any,
+) -> Any:
     """A ``crewai.Memory`` on ``ConvostoreMemoryStorage`` with ``keyword_embedder``:
     ``Crew(memory=convostore_memory(store, llm=my_llm))``. ``options`` go to ``Memory``
-    (give ``llm``: CrewAI's memory asks a model to extract and file what it remembers)."""
+    (give ``llm``: CrewAI's memory asks a model to extract and file what it remembers);
+    ``replicas`` go with a URL, as ``ConvostoreMemoryStorage``'s."""
     from crewai import Memory
 
-    storage = (
-        store if isinstance(store, ConvostoreMemoryStorage) else ConvostoreMemoryStorage(store)
-    )
+    if isinstance(store, ConvostoreMemoryStorage):
+        if replicas is not None:
+            raise MemoryValidationError(
+                "replicas goes with a URL; a ConvostoreMemoryStorage keeps its store's",
+                argument="replicas",
+            )
+        storage = store
+    else:
+        storage = ConvostoreMemoryStorage(store, replicas=replicas)
     return Memory(storage=storage, embedder=keyword_embedder, **options)

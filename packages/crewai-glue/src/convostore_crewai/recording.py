@@ -20,7 +20,7 @@ import json
 import threading
 import uuid
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -86,8 +86,9 @@ class TaskCallback:
         user_id: str | None = None,
         then: Any = None,
         on_error: ErrorHandler | None = None,
+        replicas: Sequence[str] | None = None,
     ) -> None:
-        self.store, self._owned = open_store(store)
+        self.store, self._owned = open_store(store, replicas=replicas)
         self.conversation_id = check_id("conversation_id", conversation_id, self.store.limits)
         self.user_id = check_optional_id("user_id", user_id, self.store.limits)
         if then is not None and not callable(then):
@@ -124,6 +125,7 @@ def add_task_callback(
     *,
     user_id: str | None = None,
     on_error: ErrorHandler | None = None,
+    replicas: Sequence[str] | None = None,
 ) -> TaskCallback:
     """Install a ``TaskCallback`` on a crew (``task_callback``) or a task (``callback``),
     chaining the callback it had; return the installed callback."""
@@ -131,12 +133,22 @@ def add_task_callback(
 
     if isinstance(target, Crew):
         callback = TaskCallback(
-            store, conversation_id, user_id=user_id, then=target.task_callback, on_error=on_error
+            store,
+            conversation_id,
+            user_id=user_id,
+            then=target.task_callback,
+            on_error=on_error,
+            replicas=replicas,
         )
         target.task_callback = callback
     elif isinstance(target, Task):
         callback = TaskCallback(
-            store, conversation_id, user_id=user_id, then=target.callback, on_error=on_error
+            store,
+            conversation_id,
+            user_id=user_id,
+            then=target.callback,
+            on_error=on_error,
+            replicas=replicas,
         )
         target.callback = callback
     else:
@@ -267,13 +279,14 @@ class CrewRecorder:
         continue_history: bool = False,
         history_last: int | None = 20,
         on_error: ErrorHandler | None = None,
+        replicas: Sequence[str] | None = None,
     ) -> None:
         from crewai import Crew
 
         if not isinstance(crew, Crew):
             raise TypeError(f"crew must be a crewai Crew, got {type(crew).__name__}")
         self.store: ConversationStore
-        self.store, self._owned = open_store(store)
+        self.store, self._owned = open_store(store, replicas=replicas)
         limits = self.store.limits
         self.conversation_id = check_id("conversation_id", conversation_id, limits)
         self.user_id = check_optional_id("user_id", user_id, limits)
@@ -483,6 +496,7 @@ def record(
     continue_history: bool = False,
     history_last: int | None = 20,
     on_error: ErrorHandler | None = None,
+    replicas: Sequence[str] | None = None,
 ) -> CrewRecorder:
     """Make every run of ``crew`` land in the conversation ``conversation_id``.
 
@@ -498,7 +512,8 @@ def record(
 
     A failed store write is reported (``logging``, a ``RecordingFailedWarning``, ``on_error``,
     the recorder's ``errors``) and never reaches the crew. Returns the attached recorder;
-    use it as a context manager or call ``detach()`` to stop.
+    use it as a context manager or call ``detach()`` to stop. ``replicas`` (PostgreSQL
+    standbys, as ``ConversationStore(url, replicas=...)``) go with a URL ``store``.
     """
     return CrewRecorder(
         crew,
@@ -510,4 +525,5 @@ def record(
         continue_history=continue_history,
         history_last=history_last,
         on_error=on_error,
+        replicas=replicas,
     ).attach()

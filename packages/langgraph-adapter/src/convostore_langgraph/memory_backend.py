@@ -152,15 +152,18 @@ class ConvostoreMemoryBackend(BackendProtocol, MemoryStoreBinding):
 
     # -- the core calls, bound to the store and the user ---------------------------------------
 
-    def _get(self, key: str) -> MemoryEntry | None:
-        return self._store.get_memory_by_path(self.memory_store_id, key, user_id=self.user_id)
+    def _get(self, key: str, *, deciding: bool = False) -> MemoryEntry | None:
+        """The live entry at ``key``; ``deciding``: read on the primary, for a write."""
+        store = self._deciding if deciding else self._store
+        return store.get_memory_by_path(self.memory_store_id, key, user_id=self.user_id)
 
-    def _entries(self, prefix: str) -> Iterator[MemoryEntry]:
+    def _entries(self, prefix: str, *, deciding: bool = False) -> Iterator[MemoryEntry]:
         """Every live entry whose path starts with ``prefix`` (all of them for ``""``), by path,
-        without content."""
+        without content; ``deciding``: read on the primary, for a write."""
+        store = self._deciding if deciding else self._store
         after = None
         while True:
-            page = self._store.list_memories(
+            page = store.list_memories(
                 self.memory_store_id,
                 path_prefix=prefix or None,
                 limit=self._store.limits.max_page_size,
@@ -226,7 +229,7 @@ class ConvostoreMemoryBackend(BackendProtocol, MemoryStoreBinding):
                 f"content must be a str, got {type(content).__name__}", argument="content"
             )
         for _ in range(self.max_attempts):
-            entry = self._get(key)
+            entry = self._get(key, deciding=True)
             try:
                 if entry is None:
                     self._store.create_memory(
@@ -313,7 +316,7 @@ class ConvostoreMemoryBackend(BackendProtocol, MemoryStoreBinding):
         try:
             key = _key(file_path, "file_path")
             for _ in range(self.max_attempts):
-                entry = self._get(key)
+                entry = self._get(key, deciding=True)
                 if entry is None:
                     return EditResult(error=f"Error: File '{file_path}' not found")
                 if entry.content is None:
@@ -338,8 +341,8 @@ class ConvostoreMemoryBackend(BackendProtocol, MemoryStoreBinding):
         entry gets a deletion version, its earlier versions stay. Not atomic across entries."""
         try:
             base = _key(file_path, "file_path").rstrip("/")  # "/d/" is the directory d
-            exact = self._get(base) if base else None  # checks the path first
-            doomed = list(self._entries(f"{base}/" if base else ""))
+            exact = self._get(base, deciding=True) if base else None  # checks the path first
+            doomed = list(self._entries(f"{base}/" if base else "", deciding=True))
         except _INPUT_ERRORS as exc:
             return DeleteResult(error=f"Error: {exc}")
         if exact is not None:

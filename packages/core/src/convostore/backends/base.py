@@ -535,6 +535,11 @@ class Backend(ABC):
         other reads to replicas (``replicas.py``)."""
         return self
 
+    def on_primary(self) -> Backend:
+        """This backend (same connections) with every read on the primary: itself, unless it
+        sends reads to replicas."""
+        return self
+
     @property
     def closed(self) -> bool:
         """After ``close()``: every call raises ``ClosedError("the store is closed")``."""

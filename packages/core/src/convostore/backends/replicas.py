@@ -15,6 +15,7 @@ connections are read-only and writes, migrations included, go to the primary.
 from __future__ import annotations
 
 import collections
+import copy
 import itertools
 import logging
 import threading
@@ -146,6 +147,7 @@ class ReplicatedBackend(Backend):
         self.routed: collections.Counter[str] = collections.Counter()  # reads: where they ran
         self._turn = itertools.count()
         self._reached = 0  # the primary's newest position known here
+        self._pinned = False  # on_primary(): every read on the primary
         primary.on_commit = self._wrote
         self._wrote(primary.read(_sample, single_statement=True))  # its migrations, just run
         self._stop = threading.Event()
@@ -172,6 +174,14 @@ class ReplicatedBackend(Backend):
     @property
     def primary(self) -> Backend:
         return self._primary
+
+    def on_primary(self) -> ReplicatedBackend:
+        """This backend (same connections, same replicas' health) whose reads all go to the
+        primary: for a read that decides a write, which a replica behind another process's
+        write would answer with what that write replaced."""
+        twin = copy.copy(self)
+        twin._pinned = True
+        return twin
 
     def _wrote(self, position: int) -> None:
         self._reached = max(self._reached, position)
@@ -228,7 +238,7 @@ class ReplicatedBackend(Backend):
         if self.closed:
             raise ClosedError("the store is closed")
         need = self.position()
-        replica = self._pick()
+        replica = None if self._pinned else self._pick()
         if replica is not None:
             deadline = time.monotonic() + self.max_lag
             while True:
