@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -14,7 +15,7 @@ from convostore import (
     MemoryQuotaExceededError,
     MemoryValidationError,
 )
-from convostore.validation import _check_json, encode_json
+from convostore.validation import _check_json, encode_json, loads
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -329,3 +330,31 @@ def test_a_size_error_is_a_content_too_large_error(small_store: ConversationStor
         with pytest.raises(ContentTooLargeError, match="content is 11 bytes"):
             store.create_memory(sid, "a.md", "x" * 11)
     assert small_store.get_messages(conversation_id="c") == []
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
+    max_leaves=20,
+)
+
+
+def _answer(decode: Any, text: Any) -> tuple[str, str]:
+    try:
+        return "value", repr(decode(text))
+    except Exception as exc:  # the two must fail alike
+        return type(exc).__name__, str(exc)
+
+
+@given(JSON_VALUES, st.booleans())
+def test_the_read_paths_json_decoder_answers_as_json_loads(value: Any, ascii_only: bool) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    assert _answer(loads, text) == _answer(json.loads, text)
+
+
+@given(st.text(max_size=40) | st.sampled_from([" {}", "{} ", "[1,", "1 2", "NaN", "\ud800", ""]))
+def test_any_text_is_answered_as_json_loads_answers_it(text: str) -> None:
+    assert _answer(loads, text) == _answer(json.loads, text)
+    assert _answer(loads, text.encode("utf-8", "surrogatepass")) == _answer(
+        json.loads, text.encode("utf-8", "surrogatepass")
+    )

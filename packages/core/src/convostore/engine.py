@@ -34,6 +34,7 @@ from .validation import (
     decode_json,
     encode_content,
     encode_metadata,
+    loads,
 )
 
 if TYPE_CHECKING:
@@ -83,9 +84,9 @@ def message_of(row: MessageRow) -> Message:
             {
                 "message_id": row.id,
                 "role": row.role,
-                "content": json.loads(row.content),
+                "content": loads(row.content),
                 "created_at": row.created_at,
-                "metadata": None if row.metadata is None else json.loads(row.metadata),
+                "metadata": None if row.metadata is None else loads(row.metadata),
                 "updated_at": row.updated_at,
             }
         )
@@ -117,7 +118,7 @@ def meta_of(row: ConversationRow) -> ConversationMeta:
                 "created_at": row.created_at,
                 "last_message_at": row.last_message_at,
                 "message_count": row.message_count,
-                "metadata": None if row.metadata is None else json.loads(row.metadata),
+                "metadata": None if row.metadata is None else loads(row.metadata),
                 "user_id": row.user_id,
             }
         )
