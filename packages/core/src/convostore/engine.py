@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
@@ -94,7 +93,7 @@ def message_of(row: MessageRow) -> Message:
         error = exc
     what = f"message {row.id!r}"
     try:
-        json.loads(row.content)
+        loads(row.content)
     except ValueError as exc:
         raise _damaged(what, f"content is not valid JSON ({exc})") from None
     metadata = _stored_metadata(what, row.metadata)
@@ -102,7 +101,7 @@ def message_of(row: MessageRow) -> Message:
         return Message.model_construct(
             message_id=row.id,
             role=row.role,
-            content=json.loads(row.content),
+            content=loads(row.content),
             created_at=row.created_at,
             metadata=metadata,
             updated_at=row.updated_at,

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .errors import MemoryValidationError
-from .validation import MAX_INT64, Limits, check_id, check_text, preview
+from .validation import MAX_INT64, Limits, check_id, check_text, loads, preview
 
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 16
@@ -53,7 +53,7 @@ _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 def index_text(content_json: str) -> str:
     """What the index holds for a message whose stored content is ``content_json``: its
     searchable text, lower-cased (NUL and lone surrogates as ``NUL_MARK``)."""
-    return _UNSTORABLE.sub(NUL_MARK, searchable_text(json.loads(content_json)).lower())
+    return _UNSTORABLE.sub(NUL_MARK, searchable_text(loads(content_json)).lower())
 
 
 def memory_index_text(path: str, content: bytes | None) -> str:
