@@ -11,9 +11,9 @@ import pytest
 from convostore import telemetry
 from convostore_claude import ConvostoreSessionStore
 from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from otel_sdk import recording_spans
 
 pytestmark = pytest.mark.anyio
 KEY: Any = {"project_key": "proj", "session_id": "sess"}
@@ -21,13 +21,8 @@ KEY: Any = {"project_key": "proj", "session_id": "sess"}
 
 @pytest.fixture
 def exporter() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    telemetry.configure(tracer_provider=provider)
-    yield exporter
-    telemetry.configure(tracer_provider=None)
-    provider.shutdown()
+    with recording_spans() as exporter:
+        yield exporter
 
 
 def _parent(span: ReadableSpan) -> int:

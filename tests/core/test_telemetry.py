@@ -20,36 +20,17 @@ from convostore import (
     telemetry,
 )
 from opentelemetry import trace
-from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from otel_sdk import points, reading_metrics, recording_spans
 
 DIALECT = {"memory": "sqlite", "sqlite": "sqlite", "postgres": "postgresql"}
 
 
 @pytest.fixture
 def reader() -> Iterator[InMemoryMetricReader]:
-    reader = InMemoryMetricReader()
-    provider = MeterProvider(metric_readers=[reader])
-    telemetry.configure(meter_provider=provider)
-    yield reader
-    telemetry.configure(meter_provider=None)
-    provider.shutdown()
-
-
-def points(reader: InMemoryMetricReader, name: str) -> dict[tuple[tuple[str, Any], ...], Any]:
-    """Each data point of the metric ``name``, by its sorted attributes."""
-    found: dict[tuple[tuple[str, Any], ...], Any] = {}
-    data = reader.get_metrics_data()
-    for resource in data.resource_metrics if data else []:
-        for scope in resource.scope_metrics:
-            for metric in scope.metrics:
-                if metric.name == name:
-                    for point in metric.data.data_points:
-                        found[tuple(sorted(point.attributes.items()))] = point
-    return found
+    with reading_metrics() as reader:
+        yield reader
 
 
 def key(method: str, system: str, **more: str) -> tuple[tuple[str, Any], ...]:
@@ -126,13 +107,8 @@ def test_a_global_provider_set_after_the_import_is_used_from_then_on() -> None:
 
 @pytest.fixture
 def exporter() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    telemetry.configure(tracer_provider=provider)
-    yield exporter
-    telemetry.configure(tracer_provider=None, conversation_id="omit")
-    provider.shutdown()
+    with recording_spans() as exporter:
+        yield exporter
 
 
 def test_each_call_is_a_span_under_the_callers(

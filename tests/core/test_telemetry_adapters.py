@@ -18,6 +18,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from otel_sdk import recording_spans
 
 
 class Framework:
@@ -53,13 +54,8 @@ telemetry.trace_methods(
 
 @pytest.fixture
 def exporter() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    telemetry.configure(tracer_provider=provider)
-    yield exporter
-    telemetry.configure(tracer_provider=None)
-    provider.shutdown()
+    with recording_spans() as exporter:
+        yield exporter
 
 
 def _parent(span: ReadableSpan) -> int | None:

@@ -12,34 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from convostore import ConflictError, ConversationStore, telemetry
+from convostore import ConflictError, ConversationStore
 from convostore.spi import StartedSync, Tx
-from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from otel_sdk import points, reading_metrics
 from psycopg_pool import ConnectionPool
 
 
 @pytest.fixture
 def reader() -> Iterator[InMemoryMetricReader]:
-    reader = InMemoryMetricReader()
-    provider = MeterProvider(metric_readers=[reader])
-    telemetry.configure(meter_provider=provider)
-    yield reader
-    telemetry.configure(meter_provider=None)
-    provider.shutdown()
-
-
-def points(reader: InMemoryMetricReader, name: str) -> dict[tuple[tuple[str, Any], ...], Any]:
-    """Each data point of the metric ``name``, by its sorted attributes."""
-    found: dict[tuple[tuple[str, Any], ...], Any] = {}
-    data = reader.get_metrics_data()
-    for resource in data.resource_metrics if data else []:
-        for scope in resource.scope_metrics:
-            for metric in scope.metrics:
-                if metric.name == name:
-                    for point in metric.data.data_points:
-                        found[tuple(sorted(point.attributes.items()))] = point
-    return found
+    with reading_metrics() as reader:
+        yield reader
 
 
 def pool_values(reader: InMemoryMetricReader, pool: str) -> dict[str, float]:

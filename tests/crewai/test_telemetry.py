@@ -11,9 +11,8 @@ from convostore import telemetry
 from convostore_crewai import ConvostoreMemoryStorage, keyword_embedder
 from crewai import Memory
 from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from otel_sdk import recording_spans
 from scripted import ScriptedLLM
 
 
@@ -22,13 +21,8 @@ def exporter(monkeypatch: pytest.MonkeyPatch) -> Iterator[InMemorySpanExporter]:
     # conftest turns OpenTelemetry's SDK off for CrewAI's own telemetry (which stays off by
     # CREWAI_DISABLE_TELEMETRY); this test's provider needs it on
     monkeypatch.delenv("OTEL_SDK_DISABLED", raising=False)
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    telemetry.configure(tracer_provider=provider)
-    yield exporter
-    telemetry.configure(tracer_provider=None)
-    provider.shutdown()
+    with recording_spans() as exporter:
+        yield exporter
 
 
 def test_remember_and_recall_are_storage_spans_in_the_callers_trace(

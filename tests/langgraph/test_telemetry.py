@@ -14,9 +14,9 @@ from convostore import ConversationStore, telemetry
 from convostore_langgraph import ConvostoreSaver, ConvostoreStore
 from lg_graphs import three_node_graph, user
 from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from otel_sdk import recording_spans
 
 DIALECT = {"memory": "sqlite", "sqlite": "sqlite", "postgres": "postgresql"}
 
@@ -28,13 +28,8 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def exporter() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    telemetry.configure(tracer_provider=provider)
-    yield exporter
-    telemetry.configure(tracer_provider=None)
-    provider.shutdown()
+    with recording_spans() as exporter:
+        yield exporter
 
 
 def _tracer() -> trace.Tracer:

@@ -17,9 +17,9 @@ from convostore import MemoryValidationError, telemetry
 from convostore_openai import ConvostoreSession
 from oa_helpers import agent_for, tool_turn
 from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from otel_sdk import recording_spans
 
 pytestmark = pytest.mark.anyio
 DIALECT = {"memory": "sqlite", "sqlite": "sqlite", "postgres": "postgresql"}
@@ -28,13 +28,8 @@ Make = Callable[..., ConvostoreSession]
 
 @pytest.fixture
 def exporter() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    telemetry.configure(tracer_provider=provider)
-    yield exporter
-    telemetry.configure(tracer_provider=None)
-    provider.shutdown()
+    with recording_spans() as exporter:
+        yield exporter
 
 
 def _by_name(spans: tuple[ReadableSpan, ...]) -> dict[str, list[ReadableSpan]]:

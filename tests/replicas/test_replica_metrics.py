@@ -9,21 +9,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from convostore import ConversationStore, telemetry
+from convostore import ConversationStore
 from convostore.backends.replicas import ReplicatedBackend
-from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from otel_sdk import reading_metrics
 from pg_cluster import Pair
 
 
 @pytest.fixture
 def reader() -> Iterator[InMemoryMetricReader]:
-    reader = InMemoryMetricReader()
-    provider = MeterProvider(metric_readers=[reader])
-    telemetry.configure(meter_provider=provider)
-    yield reader
-    telemetry.configure(meter_provider=None)
-    provider.shutdown()
+    with reading_metrics() as reader:
+        yield reader
 
 
 def values(reader: InMemoryMetricReader, name: str) -> list[tuple[dict[str, Any], float]]:
