@@ -3,6 +3,7 @@
 // items (the OpenAI Agents SDK's) and Claude Code transcript entries (the Claude adapter's).
 // The shapes are those the core's converters read (convostore/convert.py).
 
+import { RESPONSES_CALLS, RESPONSES_OUTPUTS } from "./client/converters.js";
 import { h, jsonBlock, pretty, time } from "./dom.js";
 
 /** What wrote a conversation, from the marks the adapters leave on it. */
@@ -27,15 +28,6 @@ export function waitingBadge(meta) {
 }
 
 const TEXT_KINDS = new Set(["text", "input_text", "output_text"]);
-const RESPONSES_CALLS = {
-  function_call: ["arguments", null],
-  custom_tool_call: ["input", null],
-  computer_call: ["action", "computer"],
-  local_shell_call: ["action", "local_shell"],
-  shell_call: ["action", "shell"],
-  apply_patch_call: ["operation", "apply_patch"],
-};
-const RESPONSES_OUTPUTS = new Set(Object.keys(RESPONSES_CALLS).map((k) => `${k}_output`));
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 
 function textPart(text) {

@@ -130,7 +130,9 @@ function parts(content) {
     return out;
 }
 // -- OpenAI Responses items (the OpenAI Agents SDK's session items) -------------------------
-const RESPONSES_CALLS = {
+/** Each Responses call item's kind: the field holding its input, and the name it takes when
+ * the item has none. The web view renders calls by it too. */
+export const RESPONSES_CALLS = {
     function_call: ["arguments", null],
     custom_tool_call: ["input", null],
     computer_call: ["action", "computer"],
@@ -138,7 +140,8 @@ const RESPONSES_CALLS = {
     shell_call: ["action", "shell"],
     apply_patch_call: ["operation", "apply_patch"],
 };
-const RESPONSES_OUTPUTS = new Set(Object.keys(RESPONSES_CALLS).map((k) => `${k}_output`));
+/** The Responses item kinds that are a call's output. */
+export const RESPONSES_OUTPUTS = new Set(Object.keys(RESPONSES_CALLS).map((k) => `${k}_output`));
 const RESPONSES_DROPPED = new Set([
     ...DROPPED,
     "web_search_call",
