@@ -242,3 +242,30 @@ def test_with_no_provider_no_span_object_is_made() -> None:
         [sys.executable, "-c", NO_PROVIDER], capture_output=True, text=True, check=True
     )
     assert done.stdout.split() == ["0", "1"]
+
+
+WITHOUT_THE_API = """
+import sys
+sys.modules["opentelemetry"] = None  # not installed: convostore without its otel extra
+from convostore import ConversationStore, telemetry
+assert not telemetry.AVAILABLE
+with ConversationStore(sys.argv[1]) as store:
+    store.append_message(conversation_id="c", role="user", content="hello there")
+    store.append_messages(conversation_id="c", messages=[{"role": "assistant", "content": "hi"}])
+    store.get_messages(conversation_id="c", limit=20)
+    store.list_conversations(limit=20)
+    print(len(store.search_messages(query="hello").items))
+"""
+
+
+def test_without_the_api_every_call_works(backend_url: str) -> None:
+    # convostore's own install has no OpenTelemetry: the backends' measuring hooks must cost
+    # nothing there and fail nowhere (an append on SQLite once raised NameError)
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_THE_API, backend_url],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1"]

@@ -285,7 +285,7 @@ def _instruments(provider: MeterProvider) -> Instruments:
 def instruments() -> Instruments | None:
     """The store's instruments where a meter provider is set (None otherwise, at the cost of
     one check), for a backend's measurements."""
-    if not _settings.configured and _metrics_api._METER_PROVIDER is None:
+    if not AVAILABLE or (not _settings.configured and _metrics_api._METER_PROVIDER is None):
         return None
     provider = _meter_provider()
     return None if provider is None else _instruments(provider)
