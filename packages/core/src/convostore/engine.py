@@ -77,9 +77,17 @@ def _stored_metadata(what: str, text: str | None) -> dict[str, Any] | None:
 # read again slowly, for an error that says what is wrong with it.
 
 
+# The models' validators, called directly: ``model_validate`` adds a call and its keyword
+# arguments to each row.
+_message: Callable[[dict[str, Any]], Message] = Message.__pydantic_validator__.validate_python
+_meta: Callable[[dict[str, Any]], ConversationMeta] = (
+    ConversationMeta.__pydantic_validator__.validate_python
+)
+
+
 def message_of(row: MessageRow) -> Message:
     try:
-        return Message.model_validate(
+        return _message(
             {
                 "message_id": row.id,
                 "role": row.role,
@@ -111,7 +119,7 @@ def message_of(row: MessageRow) -> Message:
 
 def meta_of(row: ConversationRow) -> ConversationMeta:
     try:
-        return ConversationMeta.model_validate(
+        return _meta(
             {
                 "conversation_id": row.id,
                 "created_at": row.created_at,
