@@ -63,8 +63,12 @@ def test_an_adapter_installs_alone_and_runs_its_example(
     venv = tmp_path / "venv"
     python = venv / "bin" / "python"
     _run(*UV, "venv", "-q", "--python", sys.executable, venv, cwd=tmp_path)
+    # --refresh-package: uv's cache keeps a wheel it took from dist/ by its path, so a later
+    # build of the same version at the same path (a new clone of the checkout) would install
+    # the earlier build
     _run(
         *UV, "pip", "install", "-q", "--python", python, "--find-links", DIST,
+        "--refresh-package", "convostore", "--refresh-package", package,
         "-c", constraints, package, cwd=tmp_path,
     )  # fmt: skip
     installed = _run(*UV, "pip", "list", "--python", python, cwd=tmp_path)
