@@ -13,9 +13,7 @@ from convostore import (
     SEARCH_HISTORY_QUERY_HELP,
     AsyncConversationStore,
     ConversationStore,
-    asearch_history,
     bind_recall,
-    search_history,
 )
 from langchain_core.tools import BaseTool, StructuredTool
 
@@ -37,27 +35,13 @@ def search_history_tool(
         query: Annotated[str, SEARCH_HISTORY_QUERY_HELP],
         after: Annotated[str | None, SEARCH_HISTORY_AFTER_HELP] = None,
     ) -> str:
-        return search_history(
-            bound.store,
-            query,
-            user_id=bound.user_id,
-            conversation_id=bound.conversation_id,
-            limit=bound.limit,
-            after=after,
-        )
+        return bound.search(query, after)
 
     async def arun(
         query: Annotated[str, SEARCH_HISTORY_QUERY_HELP],
         after: Annotated[str | None, SEARCH_HISTORY_AFTER_HELP] = None,
     ) -> str:
-        return await asearch_history(
-            bound.async_store,
-            query,
-            user_id=bound.user_id,
-            conversation_id=bound.conversation_id,
-            limit=bound.limit,
-            after=after,
-        )
+        return await bound.asearch(query, after)
 
     return StructuredTool.from_function(
         func=run,

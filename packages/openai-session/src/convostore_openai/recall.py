@@ -13,7 +13,6 @@ from convostore import (
     SEARCH_HISTORY_QUERY_HELP,
     AsyncConversationStore,
     ConversationStore,
-    asearch_history,
     bind_recall,
 )
 
@@ -35,14 +34,7 @@ def search_history_tool(
         query: Annotated[str, SEARCH_HISTORY_QUERY_HELP],
         after: Annotated[str | None, SEARCH_HISTORY_AFTER_HELP] = None,
     ) -> str:
-        return await asearch_history(
-            bound.async_store,
-            query,
-            user_id=bound.user_id,
-            conversation_id=bound.conversation_id,
-            limit=bound.limit,
-            after=after,
-        )
+        return await bound.asearch(query, after)
 
     return function_tool(
         search_history,

@@ -37,6 +37,28 @@ class RecallBinding(NamedTuple):
     conversation_id: str | None
     limit: int
 
+    def search(self, query: str, after: str | None = None) -> str:
+        """``search_history`` with what the tool is bound to."""
+        return search_history(
+            self.store,
+            query,
+            user_id=self.user_id,
+            conversation_id=self.conversation_id,
+            limit=self.limit,
+            after=after,
+        )
+
+    async def asearch(self, query: str, after: str | None = None) -> str:
+        """``asearch_history`` with what the tool is bound to."""
+        return await asearch_history(
+            self.async_store,
+            query,
+            user_id=self.user_id,
+            conversation_id=self.conversation_id,
+            limit=self.limit,
+            after=after,
+        )
+
 
 def bind_recall(
     store: object, *, user_id: object, conversation_id: object = None, limit: object = 10
