@@ -197,8 +197,9 @@ bench-cli: install-core services
 
 # Full-text search on a 1,000,000-message store, SQLite and PostgreSQL (about half an hour).
 bench-search: install-core services
-	@echo "==> benchmarks/search_bench.py in .venvs/core -> benchmarks/results/search.md"
+	@echo "==> benchmarks/search_bench.py and search_append_bench.py in .venvs/core -> benchmarks/results/search*.md"
 	.venvs/core/bin/python benchmarks/search_bench.py --markdown benchmarks/results/search.md
+	.venvs/core/bin/python benchmarks/search_append_bench.py --markdown benchmarks/results/search_append.md
 	@.venvs/core/bin/python benchmarks/report.py
 
 # The OpenAI Conversations API (/v1) against the server's own endpoints, with the openai client.

@@ -1,7 +1,7 @@
 """Full-text search on a large store, printed as Markdown tables: the first page of a rare and
 of a common term (English and Chinese) through ``store.search_messages`` against a plain
-``LIKE '%term%'`` scan of the same table, the bytes the index takes per byte of text, and
-``append_message`` with the index against the same store without it; SQLite and PostgreSQL.
+``LIKE '%term%'`` scan of the same table, and the bytes the index takes per byte of text;
+SQLite and PostgreSQL (what the index adds to an append: ``search_append_bench.py``).
 
     make bench-search   # or: .venvs/core/bin/python benchmarks/search_bench.py \
                         #       [--messages 1000000 --conversations 10000]
@@ -23,10 +23,7 @@ checks that both return the same page. Index bytes: SQLite, the FTS5 table's pag
 and its lower-cased copy of the text, from ``dbstat``); PostgreSQL, the GIN index, the index
 on ``created_at`` (a store-wide page's first read) and the ``search_text`` column; text bytes
 are the UTF-8 bytes of that lower-cased text.
-"Without the index" is the same store with its index statements skipped (this benchmark
-swaps ``SqliteSearch.insert_messages`` for one writing no FTS row, and makes PostgreSQL's
-``search_text`` NULL) and the index's SQL indexes dropped (on PostgreSQL, the one on
-``created_at`` too): what the index adds to an append. PostgreSQL is $CONVOSTORE_TEST_PG, in
+PostgreSQL is $CONVOSTORE_TEST_PG, in
 scratch schemas dropped afterwards.
 """
 
@@ -44,8 +41,6 @@ from typing import Any
 
 import psycopg
 from convostore import ConversationStore
-from convostore.backends import postgres as pg_backend
-from convostore.backends import search as search_backend
 from report import markdown_report, pg_schema
 
 YEAR_MS = 365 * 24 * 3600 * 1000
@@ -60,8 +55,6 @@ TERMS = [  # (label, term, kind): "rare" is in RARE messages, "middling" 0.4%, "
 ]
 SEARCH_RUNS = 100
 SCAN_RUNS = 10
-APPEND_ROUNDS = 7
-APPENDS = 200
 
 
 def vocabulary(rng: random.Random) -> list[str]:
@@ -242,99 +235,18 @@ def index_bytes(kind: str, url: str) -> str:
     )
 
 
-@contextmanager
-def without_index(kind: str) -> Iterator[None]:
-    """The store's index statements skipped (see the module's docstring)."""
-    if kind == "sqlite":
-        cls = search_backend.SqliteSearch
-        saved = cls.insert_messages
-
-        def plain(self: Any, cid: str, rows: Any) -> None:
-            self._insert(cid, rows, [None] * len(rows))
-
-        cls.insert_messages = plain  # type: ignore[method-assign]
-        try:
-            yield
-        finally:
-            cls.insert_messages = saved  # type: ignore[method-assign]
-        return
-    saved_pg, saved_search = pg_backend.index_text, search_backend.index_text
-    pg_backend.index_text = search_backend.index_text = lambda content: None  # type: ignore[assignment, return-value]
-    try:
-        yield
-    finally:
-        pg_backend.index_text, search_backend.index_text = saved_pg, saved_search
-
-
-def drop_index(kind: str, url: str) -> None:
-    if kind == "sqlite":
-        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
-            conn.execute("DROP INDEX convostore_messages_unindexed")
-        return
-    with psycopg.connect(url, autocommit=True) as pg:
-        pg.execute("DROP INDEX convostore_messages_search")
-        pg.execute("DROP INDEX convostore_messages_unindexed")
-        pg.execute("DROP INDEX convostore_messages_by_time")
-
-
-def unindexed(kind: str, store: ConversationStore) -> int:
-    mark = "search_rid" if kind == "sqlite" else "search_text"
-    return int(
-        store.backend.read(
-            lambda tx: tx.execute(f"SELECT count(*) FROM convostore_messages WHERE {mark} IS NULL")
-        )[0][0]
-    )
-
-
-def appends(kind: str) -> str:
-    """Median µs of ``append_message`` (a 180-byte text), with the index and without."""
-    text = "The quick brown fox jumps over the lazy dog. " * 4
-    with (
-        databases(kind, 2) as (with_url, without_url),
-        ConversationStore(with_url) as a,
-        ConversationStore(without_url) as b,
-    ):
-        drop_index(kind, without_url)
-        times: dict[str, list[float]] = {"with": [], "without": []}
-        n = 0
-
-        def run(store: ConversationStore, side: str) -> None:
-            nonlocal n
-            start = time.perf_counter()
-            for i in range(APPENDS):
-                store.append_message(
-                    conversation_id=f"c{n % 10}", role="user", content=f"{i} {text}"
-                )
-            times[side].append((time.perf_counter() - start) / APPENDS)
-            n += 1
-
-        for r in range(APPEND_ROUNDS + 1):
-            for side in ("with", "without") if r % 2 else ("without", "with"):
-                if side == "with":
-                    run(a, side)
-                else:
-                    with without_index(kind):
-                        run(b, side)
-        a.reindex()  # SQLite indexes appends a batch at a time: the last one, untimed
-        assert unindexed(kind, a) == 0 and unindexed(kind, b) == len(times["without"]) * APPENDS
-        with_us = statistics.median(times["with"][1:]) * 1e6
-        without_us = statistics.median(times["without"][1:]) * 1e6
-    return f"| {kind} | {with_us:,.0f} µs | {without_us:,.0f} µs | {with_us / without_us:.2f}× |"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--conversations", type=int, default=10_000)
     args = parser.parse_args()
-    search_rows, size_rows, append_rows, loads = [], [], [], []
+    search_rows, size_rows, loads = [], [], []
     for kind in ("sqlite", "postgresql"):
         with databases(kind, 1) as (url,), ConversationStore(url) as store:
             took = fill(store, args.messages, args.conversations)
             loads.append(f"{kind} {took:,.0f} s")
             search_rows += searches(kind, url, store)
             size_rows.append(index_bytes(kind, url))
-        append_rows.append(appends(kind))
     print(
         f"### Search on {args.messages:,} messages in {args.conversations:,} conversations"
         f" (first page of 20; p50 / p99 of {SEARCH_RUNS} searches, {SCAN_RUNS} scans)\n"
@@ -356,13 +268,6 @@ def main() -> None:
     print("| backend | text (lower-cased, UTF-8) | index bytes per text byte | message table |")
     print("|---|---|---|---|")
     print("\n".join(size_rows))
-    print(
-        f"\n### `append_message` with the index and without (medians of {APPEND_ROUNDS} rounds"
-        f" of {APPENDS}, interleaved)\n"
-    )
-    print("| backend | with the index | without | ratio |")
-    print("|---|---|---|---|")
-    print("\n".join(append_rows))
 
 
 if __name__ == "__main__":

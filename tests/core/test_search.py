@@ -363,8 +363,9 @@ def test_reindex_indexes_rows_written_before_the_index(backend_url: str) -> None
         store.backend.write(
             lambda tx: tx.execute(f"UPDATE convostore_messages SET {column} = NULL")
         )
-        if store.backend.dialect == "sqlite":
+        if store.backend.dialect == "sqlite":  # and no mark past them, as its migration left
             store.backend.write(lambda tx: tx.execute("DELETE FROM convostore_search"))
+            store.backend.write(lambda tx: tx.execute(search_backend.MARK_FROM_SCAN))
         before = [h.message.content for h in store.search_messages(query="old").items]
         assert before == [f"old message {i}" for i in reversed(range(5))]  # read directly
         seen: list[tuple[int, int]] = []
@@ -472,6 +473,62 @@ def test_pg_trgm_outlives_any_one_stores_schema() -> None:
     finally:
         with psycopg.connect(pg_url, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@pytest.mark.parametrize("erase", ["pop_message", "delete_conversation", "delete_user_data"])
+def test_sqlite_finds_a_message_written_where_deleted_ones_were(tmp_path: Any, erase: str) -> None:
+    """SQLite gives a new row the number after the largest: once the newest rows, indexed,
+    are deleted, the next message takes one of their numbers, below where the index stood,
+    and is found all the same (before its batch is indexed and after)."""
+    url = f"sqlite:///{tmp_path / 'reused.db'}"
+    with ConversationStore(url) as store:
+        store.append_message(conversation_id="keep", role="user", content="kept needle")
+        for i in range(3):
+            store.append_message(conversation_id="gone", user_id="u", role="user", content=f"{i}")
+        store.reindex()  # every row indexed: the mark at the largest
+        if erase == "pop_message":
+            for _ in range(3):
+                store.pop_message(conversation_id="gone")
+        elif erase == "delete_conversation":
+            store.delete_conversation(conversation_id="gone")
+        else:
+            store.delete_user_data(user_id="u")
+        store.append_message(conversation_id="new", role="user", content="new needle")
+        found = [h.message.content for h in store.search_messages(query="needle").items]
+        assert found == ["new needle", "kept needle"]
+        assert store.reindex() == 1
+    with ConversationStore(url) as store:
+        found = [h.message.content for h in store.search_messages(query="needle").items]
+        assert found == ["new needle", "kept needle"]
+
+
+def test_sqlite_a_fork_leaves_nothing_for_a_search_to_read_past_the_mark(tmp_path: Any) -> None:
+    """A fork's copies are indexed as they are written: where nothing else waited for its
+    batch, the mark moves past them, so that no search reads them row by row."""
+    url = f"sqlite:///{tmp_path / 'fork.db'}"
+
+    def mark_and_end(store: ConversationStore) -> list[Any]:
+        return store.backend.read(
+            lambda tx: tx.execute(
+                "SELECT indexed_to, (SELECT max(rowid) FROM convostore_messages)"
+                " FROM convostore_search_mark"
+            )
+        )[0]
+
+    with ConversationStore(url) as store:
+        for i in range(5):
+            store.append_message(conversation_id="c", role="user", content=f"needle {i}")
+        store.reindex()
+        store.fork_conversation(conversation_id="c", new_conversation_id="copy")
+        mark, end = mark_and_end(store)
+        assert mark == end
+        hits = store.search_messages(query="needle", conversation_id="copy").items
+        assert [h.message.content for h in hits] == [f"needle {i}" for i in reversed(range(5))]
+        store.append_message(conversation_id="c", role="user", content="late needle")
+        store.fork_conversation(conversation_id="c", new_conversation_id="copy2")
+        mark, end = mark_and_end(store)  # the late message waits for its batch: so do the copies
+        assert mark < end
+        assert len(store.search_messages(query="needle", conversation_id="copy2").items) == 6
 
 
 def test_sqlite_indexes_appends_a_batch_at_a_time(tmp_path: Any) -> None:

@@ -158,6 +158,7 @@ class SearchMethods(MemoryStoreMethods):
 def reindex(backend: Backend, *, progress: Callable[[int, int], None] | None = None) -> int:
     """Index every message the index lacks, a batch per transaction (an interrupted run
     resumes where it stopped); return how many. ``progress(done, total)`` after each batch."""
+    backend.write(lambda tx: tx.find_unindexed())
     total = backend.primary.read(lambda tx: tx.count_unindexed())  # it decides the writes
     done = 0
     while done < total:

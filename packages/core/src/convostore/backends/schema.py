@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .base import POSTGRESQL_ONLY, SQLITE_ONLY
 from .memories import MEMORY_MIGRATION, memory_write_function
+from .search import MARK_FROM_SCAN
 
 # Tx.append_if_unchanged on PostgreSQL: a function, so that the server plans its statements once
 # per connection (statements are not prepared, for poolers' sake). From the search step on, each
@@ -115,6 +116,24 @@ MEMORY_SEARCH_MIGRATION: list[str] = [
 ]
 """The migration step that indexes memory entries (path and current content)."""
 
+# SQLite: the messages not in the index yet are those past a mark in the table's row order,
+# where a partial index held them before (it cost every append one more page written). A new
+# row's rowid is one more than the largest: a delete that takes the largest rows below the mark
+# brings the mark down with it, or their rowids would be given again below it.
+SEARCH_MARK_MIGRATION: list[str] = [
+    SQLITE_ONLY + "CREATE TABLE convostore_search_mark"
+    " (id INTEGER PRIMARY KEY CHECK (id = 1), indexed_to INTEGER NOT NULL)",
+    SQLITE_ONLY + "INSERT INTO convostore_search_mark (id, indexed_to) VALUES (1, 0)",
+    SQLITE_ONLY + MARK_FROM_SCAN,
+    SQLITE_ONLY + "DROP INDEX convostore_messages_unindexed",
+    SQLITE_ONLY + "CREATE TRIGGER convostore_search_mark_down AFTER DELETE ON convostore_messages"
+    " WHEN (SELECT coalesce(max(rowid), 0) FROM convostore_messages)"
+    " < (SELECT indexed_to FROM convostore_search_mark)"
+    " BEGIN UPDATE convostore_search_mark"
+    " SET indexed_to = (SELECT coalesce(max(rowid), 0) FROM convostore_messages); END",
+]
+"""The migration step that replaces SQLite's partial index of unindexed messages by a mark."""
+
 MIGRATIONS: list[list[str]] = [
     [
         """CREATE TABLE convostore_conversations (
@@ -176,4 +195,5 @@ MIGRATIONS: list[list[str]] = [
         POSTGRESQL_ONLY
         + "CREATE INDEX convostore_messages_by_time ON convostore_messages (created_at)",
     ],
+    SEARCH_MARK_MIGRATION,
 ]

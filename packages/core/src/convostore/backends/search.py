@@ -186,6 +186,10 @@ class SearchStatements(ABC):
         """Index up to ``limit`` messages the index lacks; return how many."""
         raise NotImplementedError
 
+    def find_unindexed(self) -> None:  # noqa: B027 - nothing to do where the index has no mark
+        """Look for the messages the index lacks in the whole table (``reindex``: a database
+        rebuilt by hand may have moved what says where they are)."""
+
     def count_unindexed(self) -> int:
         """How many messages and memory entries the index lacks (partial indexes hold them)."""
         mark = self._unindexed.removeprefix("m.")
@@ -271,6 +275,27 @@ class SqliteSearch(SearchStatements):
 
     _unindexed = "m.search_rid IS NULL"
 
+    def unindexed_messages(self, f: SearchFilter) -> list[Hit]:
+        where, params, join = _scope(f)
+        return _hits(
+            self.execute(
+                f"{_PENDING} SELECT {_COLUMNS} FROM pending p"
+                f" JOIN convostore_messages m ON m.rowid = p.r{join}"
+                f" WHERE {' AND '.join(where) or 'true'}",
+                params,
+            )
+        )
+
+    def count_unindexed(self) -> int:
+        [(messages,)] = self.execute(f"{_PENDING} SELECT count(*) FROM pending")
+        [(entries,)] = self.execute(
+            "SELECT count(*) FROM convostore_memory_entries WHERE search_rid IS NULL"
+        )
+        return int(messages) + int(entries)
+
+    def find_unindexed(self) -> None:
+        self.execute(MARK_FROM_SCAN)
+
     def _rids(self, created: Sequence[int]) -> list[int]:
         """New index row numbers for messages created at ``created``: after the last one of
         each minute (writers are serialized, so nobody takes them meanwhile)."""
@@ -343,23 +368,32 @@ class SqliteSearch(SearchStatements):
             (m.seq, m.created_at, r[8] if r[8] is not None else index_text(m.content))
             for m, r in zip(copies, rows, strict=True)
         ]
+        [(caught_up,)] = self.execute(_MARK_CAUGHT_UP)
         self._insert(target, copies, self._index(target, texts))
+        if caught_up:  # the copies, indexed, need not be read past the mark by every search
+            self.execute(_MARK_AT_END)
         return len(copies), copies[-1].seq if copies else 0
 
     def index_unindexed(self, limit: int) -> int:
+        # the first `limit` past the mark, which then passes them
         rows = self.execute(
-            "SELECT conversation_id, seq, created_at, content FROM convostore_messages"
-            " WHERE search_rid IS NULL ORDER BY conversation_id, seq LIMIT ?",
+            f"{_PENDING} SELECT m.rowid, m.conversation_id, m.seq, m.created_at, m.content"
+            " FROM pending p JOIN convostore_messages m ON m.rowid = p.r ORDER BY p.r LIMIT ?",
             [limit],
         )
-        for cid, group in itertools.groupby(rows, key=lambda r: str(r[0])):
-            texts = [(seq, at, index_text(content)) for _, seq, at, content in group]
+        by_conversation = sorted(rows, key=lambda r: (str(r[1]), r[2]))
+        for cid, group in itertools.groupby(by_conversation, key=lambda r: str(r[1])):
+            found = list(group)
+            texts = [(seq, at, index_text(content)) for _, _, seq, at, content in found]
             rids = self._index(cid, texts)
             self.executemany(
-                "UPDATE convostore_messages SET search_rid = ?"
-                " WHERE conversation_id = ? AND seq = ?",
-                [(rid, cid, seq) for rid, (seq, _, _) in zip(rids, texts, strict=True)],
+                "UPDATE convostore_messages SET search_rid = ? WHERE rowid = ?",
+                [(rid, r[0]) for rid, r in zip(rids, found, strict=True)],
             )
+        if len(rows) < limit:  # every message past the mark is indexed now
+            self.execute(_MARK_AT_END)
+        else:
+            self.execute("UPDATE convostore_search_mark SET indexed_to = ?", [rows[-1][0]])
         entries = self.execute(
             f"SELECT {_ENTRY_COLUMNS}{_ENTRY_JOIN} WHERE e.search_rid IS NULL"
             " ORDER BY e.store_id, e.path LIMIT ?",
@@ -455,6 +489,28 @@ class SqliteSearch(SearchStatements):
 
 
 MAX_RID = (1 << 63) - 1
+
+MARK_FROM_SCAN = (
+    "UPDATE convostore_search_mark SET indexed_to = coalesce("
+    "(SELECT min(rowid) FROM convostore_messages WHERE search_rid IS NULL) - 1,"
+    " (SELECT coalesce(max(rowid), 0) FROM convostore_messages))"
+)
+"""Put SQLite's mark just below the first message the index lacks (a scan of the table)."""
+
+_PENDING = (
+    "WITH pending AS MATERIALIZED (SELECT rowid AS r FROM convostore_messages"
+    " WHERE rowid > (SELECT indexed_to FROM convostore_search_mark) AND search_rid IS NULL)"
+)
+"""SQLite's messages the index lacks: past the mark, without an index row (those copied in
+with theirs are past it too)."""
+_MARK_AT_END = (
+    "UPDATE convostore_search_mark"
+    " SET indexed_to = (SELECT coalesce(max(rowid), 0) FROM convostore_messages)"
+)
+_MARK_CAUGHT_UP = (
+    "SELECT (SELECT indexed_to FROM convostore_search_mark)"
+    " >= (SELECT coalesce(max(rowid), 0) FROM convostore_messages)"
+)
 
 
 def _order_key(hit: Hit) -> tuple[int, str, int]:

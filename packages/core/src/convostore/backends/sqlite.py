@@ -20,7 +20,7 @@ from .. import telemetry
 from ..errors import ClosedError, MemoryValidationError, StorageError
 from .base import Backend, T, Tx, WouldBlock
 from .schema import MIGRATIONS
-from .search import FTS_TABLES, MERGE_SEGMENTS, SqliteSearch
+from .search import FTS_TABLES, MARK_FROM_SCAN, MERGE_SEGMENTS, SqliteSearch
 
 _log = logging.getLogger("convostore")
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
@@ -279,6 +279,7 @@ class SqliteBackend(Backend):
             for table in FTS_TABLES:
                 conn.execute(MERGE_SEGMENTS.format(table))
             conn.execute("VACUUM")
+            conn.execute(MARK_FROM_SCAN)  # VACUUM may number the messages' rows anew
 
         with self._lock:
             self._retry(run)
