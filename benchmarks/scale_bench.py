@@ -47,7 +47,7 @@ from typing import Any
 
 import psycopg
 from convostore import ConversationStore
-from convostore.backends.search import RID_BITS, bucket
+from convostore.backends.search import MARK_FROM_SCAN, RID_BITS, bucket
 from convostore.search_text import index_text
 from report import markdown_report, pg_schema
 
@@ -215,6 +215,7 @@ def load_sqlite(path: str, layout: Layout, texts: Texts) -> tuple[float, int]:
             index,
         )
         conn.execute("COMMIT")
+    conn.execute(MARK_FROM_SCAN)  # every row loaded is indexed: the mark goes past them
     for _, definition in indexes:
         conn.execute(definition)
     conn.execute("ANALYZE")
