@@ -4,7 +4,12 @@ the bytes a message takes on disk (table and indexes, the search index included)
 text.
 
     make bench-scale   # or: .venvs/langgraph/bin/python benchmarks/scale_bench.py \
-                       #       [--size 10m] [--backends postgresql,sqlite]
+                       #       [--size 10m] [--backends postgresql,sqlite] [--keep]
+
+``--keep`` keeps the large store (PostgreSQL: the schema ``convostore_scale_<size>``; SQLite:
+the file ``convostore-scale-<size>.db`` in the temp folder) with what its load took, and a later
+run with ``--keep`` measures it again without loading it (10,000,000 messages take about half
+an hour to load on PostgreSQL); drop it by hand afterwards.
 
 Both stores are filled the same way, in bulk, once the store has created its tables: on
 PostgreSQL with ``COPY`` (the secondary indexes dropped first and built again after, then
@@ -26,9 +31,12 @@ store: ``append_message``, ``get_messages(limit=20)`` newest first and before th
 the middle of the conversation, ``list_conversations(user_id=..., limit=20)``, and a LangGraph
 step (``ConvostoreSaver`` on the store: one ``invoke`` of a one-node graph, a human message in
 and an AI message out, on a thread per round; the thread is a conversation of the store).
-Rounds alternate which store goes first; the figure is the median. PostgreSQL is
-$CONVOSTORE_TEST_PG, in scratch schemas dropped afterwards; SQLite files in a temporary
-folder, removed afterwards.
+Rounds alternate which store goes first; the figure is the median. On PostgreSQL the run
+then appends 300 more messages on each store and counts what a call wrote to the WAL (bytes,
+records, full-page images: the server's ``pg_stat_wal``, every session's) and the pages the
+store's tables and indexes read from outside shared buffers (``pg_statio_user_tables``).
+PostgreSQL is $CONVOSTORE_TEST_PG, in scratch schemas dropped afterwards; SQLite files in a
+temporary folder, removed afterwards (but for ``--keep``).
 """
 
 from __future__ import annotations
