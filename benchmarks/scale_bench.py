@@ -4,7 +4,12 @@ the bytes a message takes on disk (table and indexes, the search index included)
 text.
 
     make bench-scale   # or: .venvs/langgraph/bin/python benchmarks/scale_bench.py \
-                       #       [--size 10m] [--backends postgresql,sqlite]
+                       #       [--size 10m] [--backends postgresql,sqlite] [--keep]
+
+``--keep`` keeps the large store (PostgreSQL: the schema ``convostore_scale_<size>``; SQLite:
+the file ``convostore-scale-<size>.db`` in the temp folder) with what its load took, and a later
+run with ``--keep`` measures it again without loading it (10,000,000 messages take about half
+an hour to load on PostgreSQL); drop it by hand afterwards.
 
 Both stores are filled the same way, in bulk, once the store has created its tables: on
 PostgreSQL with ``COPY`` (the secondary indexes dropped first and built again after, then
@@ -26,9 +31,12 @@ store: ``append_message``, ``get_messages(limit=20)`` newest first and before th
 the middle of the conversation, ``list_conversations(user_id=..., limit=20)``, and a LangGraph
 step (``ConvostoreSaver`` on the store: one ``invoke`` of a one-node graph, a human message in
 and an AI message out, on a thread per round; the thread is a conversation of the store).
-Rounds alternate which store goes first; the figure is the median. PostgreSQL is
-$CONVOSTORE_TEST_PG, in scratch schemas dropped afterwards; SQLite files in a temporary
-folder, removed afterwards.
+Rounds alternate which store goes first; the figure is the median. On PostgreSQL the run
+then appends 300 more messages on each store and counts what a call wrote to the WAL (bytes,
+records, full-page images: the server's ``pg_stat_wal``, every session's) and the pages the
+store's tables and indexes read from outside shared buffers (``pg_statio_user_tables``).
+PostgreSQL is $CONVOSTORE_TEST_PG, in scratch schemas dropped afterwards; SQLite files in a
+temporary folder, removed afterwards (but for ``--keep``).
 """
 
 from __future__ import annotations
@@ -41,15 +49,19 @@ import sqlite3
 import statistics
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import psycopg
 from convostore import ConversationStore
 from convostore.backends.search import MARK_FROM_SCAN, RID_BITS, bucket
 from convostore.search_text import index_text
-from report import markdown_report, pg_schema
+from psycopg import sql
+from report import PG, markdown_report, pg_schema
 
 PER_CONVERSATION = 100
 PER_USER = 5
@@ -122,8 +134,8 @@ class Layout:
 # -- bulk loads ---------------------------------------------------------------------------------
 
 
-def load_postgresql(url: str, layout: Layout, texts: Texts) -> tuple[float, int]:
-    """COPY the store's rows in; (seconds, text bytes)."""
+def load_postgresql(url: str, layout: Layout, texts: Texts) -> tuple[float, int, str]:
+    """COPY the store's rows in; (seconds, text bytes, the time of each phase)."""
     ConversationStore(url).close()  # the tables, as the store makes them
     start, text_bytes = time.monotonic(), 0
     with psycopg.connect(url, autocommit=True) as conn:
@@ -163,15 +175,16 @@ def load_postgresql(url: str, layout: Layout, texts: Texts) -> tuple[float, int]
         conn.execute("VACUUM ANALYZE convostore_messages")
         conn.execute("VACUUM ANALYZE convostore_conversations")
     end = time.monotonic()
-    print(
-        f"Load of {layout.conversations * PER_CONVERSATION:,} messages: COPY {copied - start:.0f} s, the indexes {indexed - copied:.0f} s,"
-        f" VACUUM ANALYZE {end - indexed:.0f} s."
+    phases = (
+        f"COPY {copied - start:.0f} s, the indexes {indexed - copied:.0f} s,"
+        f" VACUUM ANALYZE {end - indexed:.0f} s"
     )
-    return end - start, text_bytes
+    return end - start, text_bytes, phases
 
 
-def load_sqlite(path: str, layout: Layout, texts: Texts) -> tuple[float, int]:
-    """executemany the store's rows in, 100,000 a transaction; (seconds, text bytes)."""
+def load_sqlite(path: str, layout: Layout, texts: Texts) -> tuple[float, int, str]:
+    """executemany the store's rows in, 100,000 a transaction; (seconds, text bytes, the time
+    of each phase)."""
     ConversationStore(f"sqlite:///{path}").close()
     start, text_bytes = time.monotonic(), 0
     conn = sqlite3.connect(path, isolation_level=None)
@@ -216,19 +229,29 @@ def load_sqlite(path: str, layout: Layout, texts: Texts) -> tuple[float, int]:
         )
         conn.execute("COMMIT")
     conn.execute(MARK_FROM_SCAN)  # every row loaded is indexed: the mark goes past them
+    inserted = time.monotonic()
     for _, definition in indexes:
         conn.execute(definition)
+    indexed = time.monotonic()
     conn.execute("ANALYZE")
     conn.close()
-    return time.monotonic() - start, text_bytes
+    end = time.monotonic()
+    phases = (
+        f"INSERT {inserted - start:.0f} s, the indexes {indexed - inserted:.0f} s,"
+        f" ANALYZE {end - indexed:.0f} s"
+    )
+    return end - start, text_bytes, phases
 
 
 def check_loaded(store: ConversationStore, layout: Layout) -> None:
-    """The store reads a bulk-loaded conversation as one of its own."""
+    """The store reads a bulk-loaded conversation as one of its own (a kept store may have
+    had appends since)."""
     c = layout.conversations - 1
     conv = store.get_conversation(conversation_id=layout.cid(c))
-    page = store.get_messages(conversation_id=layout.cid(c), limit=1, order="desc")
-    assert conv is not None and conv.message_count == PER_CONVERSATION, conv
+    page = store.get_messages(
+        conversation_id=layout.cid(c), limit=1, after=layout.mid(c, PER_CONVERSATION - 1)
+    )
+    assert conv is not None and conv.message_count >= PER_CONVERSATION, conv
     assert page[0].message_id == layout.mid(c, PER_CONVERSATION), page
     found = store.search_messages(query=page[0].content.split()[0], conversation_id=layout.cid(c))
     assert found.items, "the search index holds the loaded messages"
@@ -281,6 +304,7 @@ class Side:
         self.store, self.layout, self.texts = store, layout, texts
         self.rng = random.Random(seed)
         self.thread = 0
+        self.run = uuid.uuid4().hex[:8]  # threads of a kept store's earlier runs stay apart
         self.graph: Any = None
 
     def conversation(self) -> int:
@@ -315,7 +339,7 @@ class Side:
     def step(self) -> None:
         from langchain_core.messages import HumanMessage
 
-        config: Any = {"configurable": {"thread_id": f"scale-{self.thread}"}}
+        config: Any = {"configurable": {"thread_id": f"scale-{self.run}-{self.thread}"}}
         self.graph.invoke({"messages": [HumanMessage("What is my order's status?")]}, config)
 
 
@@ -362,40 +386,128 @@ CALLS_MEASURED = [
 ]
 
 
+class Place:
+    """Where a store of one run is: its URL, its SQLite path or PostgreSQL URL, and (for a
+    store kept between runs) what its load took, recorded beside it."""
+
+    def __init__(self, kind: str, url: str, where: str, kept: bool) -> None:
+        self.kind, self.url, self.where, self.kept = kind, url, where, kept
+
+    def recorded(self) -> tuple[float, int, str] | None:
+        """The load a kept store had: (seconds, text bytes, phases); None where not loaded."""
+        if not self.kept:
+            return None
+        if self.kind == "sqlite":
+            note = Path(self.where + ".load.json")
+            text = note.read_text() if note.exists() else None
+        else:
+            with psycopg.connect(self.where) as conn:
+                text = conn.execute(
+                    "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace"
+                    " WHERE nspname = current_schema()"
+                ).fetchone()[0]  # type: ignore[index]
+        return None if text is None else tuple(json.loads(text))  # type: ignore[return-value]
+
+    def record(self, load: tuple[float, int, str]) -> None:
+        if not self.kept:
+            return
+        text = json.dumps(load)
+        if self.kind == "sqlite":
+            Path(self.where + ".load.json").write_text(text)
+            return
+        with psycopg.connect(self.where, autocommit=True) as conn:
+            schema = conn.execute("SELECT current_schema()").fetchone()[0]  # type: ignore[index]
+            conn.execute(sql.SQL("COMMENT ON SCHEMA {} IS {}").format(sql.Identifier(schema), text))
+
+
 @contextmanager
-def database(kind: str, tmp: str, name: str) -> Iterator[tuple[str, str]]:
-    """(store URL, SQLite path or PostgreSQL URL) of a fresh database."""
-    if kind == "postgresql":
+def database(kind: str, tmp: str, name: str, keep: int | None = None) -> Iterator[Place]:
+    """A fresh database, dropped afterwards; with ``keep`` (a size), the one kept for that
+    size (made by the first run that asks for it, never dropped: drop it by hand)."""
+    if kind == "postgresql" and keep is not None:
+        schema = f"convostore_scale_{keep}"
+        with psycopg.connect(PG, autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        url = f"{PG}{'&' if '?' in PG else '?'}options={quote(f'-csearch_path={schema}')}"
+        print(f"The {keep:,}-message store is kept in the schema {schema}.")
+        yield Place(kind, url, url, kept=True)
+    elif kind == "postgresql":
         with pg_schema() as url:
-            yield url, url
+            yield Place(kind, url, url, kept=False)
+    elif keep is not None:
+        path = os.path.join(tempfile.gettempdir(), f"convostore-scale-{keep}.db")
+        print(f"The {keep:,}-message store is kept in convostore-scale-{keep}.db (temp folder).")
+        yield Place(kind, f"sqlite:///{path}", path, kept=True)
     else:
         path = os.path.join(tmp, f"{name}.db")
         try:
-            yield f"sqlite:///{path}", path
+            yield Place(kind, f"sqlite:///{path}", path, kept=False)
         finally:
             for suffix in ("", "-wal", "-shm"):
                 if os.path.exists(path + suffix):
                     os.remove(path + suffix)
 
 
-def run(kind: str, size: int, texts: Texts, tmp: str) -> None:
+WAL_CALLS = 300
+STATS_FLUSH_S = 11  # a backend reports its counters once idle, at most 10 s late (PostgreSQL 15)
+
+
+class WalCounters:
+    """What ``append_message`` writes to PostgreSQL's WAL and reads into its buffers, a call:
+    the server's ``pg_stat_wal`` (every session's, so a busy server adds its own) and the
+    store's schema's ``pg_statio_user_tables`` around ``WAL_CALLS`` appends, once the
+    store's session has reported them."""
+
+    NAMES = ("WAL bytes", "WAL records", "full-page images", "pages read into shared buffers")
+
+    @staticmethod
+    def snapshot(url: str) -> list[float]:
+        with psycopg.connect(url) as conn:
+            wal = conn.execute("SELECT wal_bytes, wal_records, wal_fpi FROM pg_stat_wal").fetchone()
+            reads = conn.execute(
+                "SELECT sum(coalesce(heap_blks_read, 0) + coalesce(idx_blks_read, 0)"
+                " + coalesce(toast_blks_read, 0) + coalesce(tidx_blks_read, 0))"
+                " FROM pg_statio_user_tables WHERE schemaname = current_schema()"
+            ).fetchone()
+        return [float(v) for v in (*wal, *reads)]  # type: ignore[misc]
+
+    @classmethod
+    def per_append(cls, side: Side, url: str) -> list[float]:
+        time.sleep(STATS_FLUSH_S)
+        before = cls.snapshot(url)
+        for _ in range(WAL_CALLS):
+            side.append()
+        time.sleep(STATS_FLUSH_S)
+        after = cls.snapshot(url)
+        return [(b - a) / WAL_CALLS for a, b in zip(before, after, strict=True)]
+
+
+def run(kind: str, size: int, texts: Texts, tmp: str, keep: bool) -> None:
     load = load_postgresql if kind == "postgresql" else load_sqlite
     disk = disk_postgresql if kind == "postgresql" else disk_sqlite
     small_layout, big_layout = Layout(SMALL), Layout(size)
     with ExitStack() as stack:
-        small_url, small_where = stack.enter_context(database(kind, tmp, "small"))
-        big_url, big_where = stack.enter_context(database(kind, tmp, "big"))
-        load(small_where, small_layout, texts)
-        seconds, text_bytes = load(big_where, big_layout, texts)
+        small = stack.enter_context(database(kind, tmp, "small"))
+        big = stack.enter_context(database(kind, tmp, "big", size if keep else None))
+        _, _, phases = load(small.where, small_layout, texts)
+        print(f"Load of {SMALL:,} messages: {phases}.")
+        loaded = big.recorded()
+        if loaded is None:
+            loaded = load(big.where, big_layout, texts)
+            big.record(loaded)
+            print(f"Load of {size:,} messages: {loaded[2]}.")
+        else:
+            print(f"Load of {size:,} messages (by an earlier run, kept since): {loaded[2]}.")
+        seconds, text_bytes, _ = loaded
         sides = []
-        for url, layout, seed in ((small_url, small_layout, 1), (big_url, big_layout, 2)):
-            store = ConversationStore(url)
+        for place, layout, seed in ((small, small_layout, 1), (big, big_layout, 2)):
+            store = ConversationStore(place.url)
             stack.callback(store.close)
             check_loaded(store, layout)
             side = Side(store, layout, texts, seed)
             side.graph = langgraph_graph(stack, store)
             sides.append(side)
-        on_disk = disk(big_where)
+        on_disk = disk(big.where)
         print(
             f"\n### {kind}: {size:,} messages ({big_layout.conversations:,} conversations)"
             f" against {SMALL:,} ({small_layout.conversations:,})\n"
@@ -409,6 +521,19 @@ def run(kind: str, size: int, texts: Texts, tmp: str) -> None:
                 continue
             small_us, big_us = paired(sides[0], sides[1], call)
             print(f"| {label} | {small_us:,.0f} µs | {big_us:,.0f} µs | {big_us / small_us:.2f} |")
+        if kind == "postgresql":
+            counted = [
+                WalCounters.per_append(s, p.url) for s, p in zip(sides, (small, big), strict=True)
+            ]
+            print(
+                f"\n`append_message`, a call, over {WAL_CALLS} more calls on each store (the"
+                " server's WAL counters, every session's; the pages the store's tables and"
+                " indexes read from outside shared buffers):\n"
+            )
+            print(f"| | {SMALL:,} messages | {size:,} messages |")
+            print("|---|---|---|")
+            for i, name in enumerate(WalCounters.NAMES):
+                print(f"| {name} | {counted[0][i]:,.1f} | {counted[1][i]:,.1f} |")
         total = sum(on_disk.values())
         print(
             f"\nOn disk after the run ({size:,} messages, {text_bytes / size:,.0f} bytes of text"
@@ -425,6 +550,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=sizes, default=sizes("10m"), help="messages (10m, 100k)")
     parser.add_argument("--backends", default="postgresql,sqlite")
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the large store (a schema, a file in the temp folder) and use it again in"
+        " a later run with --keep, without loading it again",
+    )
     args = parser.parse_args()
     texts = Texts()
     print(
@@ -433,7 +564,7 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory(prefix="convostore-scale-") as tmp:
         for kind in args.backends.split(","):
-            run(kind, args.size, texts, tmp)
+            run(kind, args.size, texts, tmp, args.keep)
 
 
 if __name__ == "__main__":
