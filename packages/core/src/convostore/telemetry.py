@@ -206,7 +206,6 @@ def configure(
     configured = (_settings.meter_provider, _settings.tracer_provider)
     _settings.configured = configured != (None, None)
     _instruments.cache_clear()
-    _tracer.cache_clear()
     if AVAILABLE and _settings.meter_provider is not None:
         instruments()  # the observed ones report from the first reading on
 
@@ -334,9 +333,20 @@ def _observe(name: str, options: Any) -> Iterator[Any]:
                 yield Observation(value, attributes)
 
 
-@functools.lru_cache(maxsize=4)
-def _tracer(provider: TracerProvider) -> Tracer:
-    return provider.get_tracer(SCOPE)
+_tracing: tuple[object, Tracer | None] = (None, None)  # the last provider seen, its tracer
+
+
+def _current_tracer() -> Tracer | None:
+    """The store's tracer on the provider its spans go to, or None (then no span is made):
+    looked up once a provider, then one identity check a call."""
+    global _tracing  # noqa: PLW0603 - a cache of one entry, replaced whole
+    provider = _settings.tracer_provider or _trace_api._TRACER_PROVIDER
+    seen, tracer = _tracing
+    if provider is not seen:
+        found = _tracer_provider()
+        tracer = None if found is None else found.get_tracer(SCOPE)
+        _tracing = (provider, tracer)
+    return tracer
 
 
 def _rows(result: object) -> int | None:
@@ -388,11 +398,11 @@ def _measured(method: F, name: str) -> F:
             return method(self, *args, **kwargs)  # no provider: the one check
         if _call.get():
             return method(self, *args, **kwargs)  # another call's own work
-        meters, tracers = _meter_provider(), _tracer_provider()
-        if meters is None and tracers is None:
+        meters, tracer = _meter_provider(), _current_tracer()
+        if meters is None and tracer is None:
             return method(self, *args, **kwargs)
         system = self.backend.dialect
-        if tracers is None:
+        if tracer is None:
             token = _call.set(True)
             try:
                 return _timed(
@@ -405,7 +415,7 @@ def _measured(method: F, name: str) -> F:
         # each set_attribute (the span's lock) costs a few microseconds of an append's 60
         counts = Counts()
         token = _call.set(counts)
-        span = _tracer(tracers).start_span(
+        span = tracer.start_span(
             span_name, kind=SpanKind.CLIENT, attributes=_span_attributes(name, system, kwargs)
         )
         current = _context_api.attach(_trace_api.set_span_in_context(span))
@@ -493,11 +503,11 @@ def trace_methods(
 def _spanned(method: F, span_name: str, attributes: Callable[[Any], dict[str, Any]] | None) -> F:
     def start(self: Any) -> Any:
         """The span to run in, or None (no provider)."""
-        tracers = _tracer_provider()
-        if tracers is None:
+        tracer = _current_tracer()
+        if tracer is None:
             return None
         given = attributes(self) if attributes is not None else None
-        return _tracer(tracers).start_span(span_name, attributes=given)
+        return tracer.start_span(span_name, attributes=given)
 
     if inspect.iscoroutinefunction(method):
 
