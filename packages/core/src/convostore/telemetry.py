@@ -413,11 +413,11 @@ def _measured(method: F, name: str) -> F:
         # The span started with what is known at its start, made current by hand, its end
         # attributes set at once: each step of start_as_current_span's context managers and
         # each set_attribute (the span's lock) costs a few microseconds of an append's 60
-        counts = Counts()
-        token = _call.set(counts)
         span = tracer.start_span(
             span_name, kind=SpanKind.CLIENT, attributes=_span_attributes(name, system, kwargs)
         )
+        counts = Counts()
+        token = _call.set(counts)  # after the SDK's start (a sampler may raise), before the try
         current = _context_api.attach(_trace_api.set_span_in_context(span))
         rows = None
         try:
