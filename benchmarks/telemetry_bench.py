@@ -1,5 +1,6 @@
 """What OpenTelemetry costs a store call: ``append_message`` unwrapped, wrapped with no provider
-installed, and with the SDK recording metrics to memory; and the wrapper's check alone.
+installed, and with the SDK recording metrics to memory; the SDK's own span alone, without
+the store (the floor of the traces column); and the wrapper's check alone.
 
     .venvs/core/bin/python benchmarks/telemetry_bench.py [--quick] [--markdown FILE]
 
@@ -12,6 +13,7 @@ work measured is all on this process's CPU (memory:// and an SQLite file with
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import tempfile
 import time
@@ -19,11 +21,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from convostore import ConversationStore, telemetry
+from opentelemetry import context, trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
 from report import markdown_report
 
 CONTENT = {"type": "text", "text": "The quick brown fox jumps over the lazy dog. " * 4}
@@ -43,12 +47,17 @@ def _off() -> None:
 
 
 MODES = ("unwrapped", "no provider", "metrics", "traces", "both")
+SPANS = ("bare span", "store's span")
+"""No store call: one SDK span started and ended with the two attributes a store call's
+span starts with; and that span as the store makes it (made current while the call runs,
+its three end attributes set), on the traces column's provider."""
 
 
-def _modes() -> dict[str, tuple[Callable[[], None], bool]]:
-    """Each mode: how to set it up, and whether the call goes through the wrapper. The SDK
-    records to memory: metrics to an in-memory reader, spans through a batch processor (as
-    an application exports them) to an in-memory exporter, cleared after each round."""
+def _modes() -> dict[str, tuple[Callable[[], None], bool | str]]:
+    """Each mode: how to set it up, and whether the call goes through the wrapper (or which
+    span alone is made). The SDK records to memory: metrics to an in-memory reader, spans
+    through a batch processor (as an application exports them) to an in-memory exporter,
+    cleared after each round."""
     metrics = MeterProvider(metric_readers=[InMemoryMetricReader()])
     spans = InMemorySpanExporter()
     traces = TracerProvider()
@@ -71,7 +80,24 @@ def _modes() -> dict[str, tuple[Callable[[], None], bool]]:
         ),
         "traces": (tracing(meter_provider=None), True),
         "both": (tracing(meter_provider=metrics), True),
+        **{name: (tracing(meter_provider=None), name) for name in SPANS},
     }
+
+
+def _span_alone(store_like: bool) -> None:
+    """One span as a store call's, without the call (see ``SPANS``)."""
+    tracer = telemetry._current_tracer()
+    assert tracer is not None
+    span = tracer.start_span(
+        "convostore.append_message",
+        kind=SpanKind.CLIENT,
+        attributes={"db.system.name": "sqlite", "db.operation.name": "append_message"},
+    )
+    if store_like:
+        token = context.attach(trace.set_span_in_context(span))
+        context.detach(token)
+        span.set_attributes({"convostore.retries": 0, "convostore.rows": 1})
+    span.end()
 
 
 def appends(url: str, rounds: int, n: int) -> dict[str, float]:
@@ -86,6 +112,9 @@ def appends(url: str, rounds: int, n: int) -> dict[str, float]:
             setup()
             cid = f"c{count}"
             count += 1
+            if isinstance(wrapped, str):
+                times[name].append(per_op(functools.partial(_span_alone, wrapped == SPANS[1]), n))
+                continue
             if wrapped:
 
                 def call(cid: str = cid) -> None:
@@ -136,15 +165,33 @@ def main() -> None:
         )
         print("| store | unwrapped | no provider | metrics (SDK) | traces (SDK) | both |")
         print("|---|---|---|---|---|---|")
+        found = {}
         for label, url in (
             ("memory://", "memory://"),
             ("SQLite file", f"sqlite:///{Path(tmp) / 'bench.db'}"),
         ):
-            t = appends(url, rounds, n)
+            t = found[label] = appends(url, rounds, n)
             base = t["unwrapped"]
             cells = [f"{base * 1e6:,.1f} µs"]
             cells += [f"{t[m] * 1e6:,.1f} µs ({t[m] / base:.2f}×)" for m in MODES[1:]]
             print(f"| {label} | " + " | ".join(cells) + " |")
+        print(
+            "\n### Where the traces column's time goes: the SDK's span, measured alone in the"
+            " same rounds, and the rest\n"
+        )
+        print(
+            "| store | traces - unwrapped | a bare SDK span (start, end) | the store's span"
+            " alone (also made current, end attributes) | the wrapper's own (the rest) |"
+            " unwrapped + the store's span alone |"
+        )
+        print("|---|---|---|---|---|---|")
+        for label, t in found.items():
+            base, added, alone = t["unwrapped"], t["traces"] - t["unwrapped"], t[SPANS[1]]
+            print(
+                f"| {label} | {added * 1e6:,.1f} µs | {t[SPANS[0]] * 1e6:,.1f} µs"
+                f" | {alone * 1e6:,.1f} µs | {(added - alone) * 1e6:,.1f} µs"
+                f" | {(base + alone) / base:.2f}× |"
+            )
         plain, checked = check_alone(rounds, n * 20)
         print("\n### The wrapper's check alone (no provider installed)\n")
         print("| a method doing nothing | wrapped | the check costs |")

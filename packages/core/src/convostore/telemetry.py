@@ -26,6 +26,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 try:
+    from opentelemetry import context as _context_api
     from opentelemetry import trace as _trace_api
     from opentelemetry.metrics import NoOpMeterProvider, Observation
     from opentelemetry.metrics import _internal as _metrics_api
@@ -116,9 +117,6 @@ DURATION_BUCKETS = (
     10.0,
 )
 
-_inside: contextvars.ContextVar[bool] = contextvars.ContextVar("convostore_call", default=False)
-"""True within a measured call: the calls it makes of other public methods are its own work."""
-
 
 class Counts:
     """What a traced store call cost its database, told by the backend: ``round_trips`` (a
@@ -137,15 +135,18 @@ class Counts:
         self.retries = (self.retries or 0) + retries
 
 
-_counts: contextvars.ContextVar[Counts | None] = contextvars.ContextVar(
-    "convostore_counts", default=None
+_call: contextvars.ContextVar[Counts | bool] = contextvars.ContextVar(
+    "convostore_call", default=False
 )
+"""Within a measured call: its ``Counts`` where a span records it, else True (False outside
+one). The calls it makes of other public methods are its own work."""
 
 
 def counting() -> Counts | None:
     """The counts of the store call a span is recording, for its backend to ``add`` to (None,
     the usual case, when no span records one: then nothing is counted)."""
-    return _counts.get()
+    counts = _call.get()
+    return counts if isinstance(counts, Counts) else None
 
 
 ConversationIds = Literal["omit", "hash"]
@@ -205,7 +206,6 @@ def configure(
     configured = (_settings.meter_provider, _settings.tracer_provider)
     _settings.configured = configured != (None, None)
     _instruments.cache_clear()
-    _tracer.cache_clear()
     if AVAILABLE and _settings.meter_provider is not None:
         instruments()  # the observed ones report from the first reading on
 
@@ -333,9 +333,20 @@ def _observe(name: str, options: Any) -> Iterator[Any]:
                 yield Observation(value, attributes)
 
 
-@functools.lru_cache(maxsize=4)
-def _tracer(provider: TracerProvider) -> Tracer:
-    return provider.get_tracer(SCOPE)
+_tracing: tuple[object, Tracer | None] = (None, None)  # the last provider seen, its tracer
+
+
+def _current_tracer() -> Tracer | None:
+    """The store's tracer on the provider its spans go to, or None (then no span is made):
+    looked up once a provider, then one identity check a call."""
+    global _tracing  # noqa: PLW0603 - a cache of one entry, replaced whole
+    provider = _settings.tracer_provider or _trace_api._TRACER_PROVIDER
+    seen, tracer = _tracing
+    if provider is not seen:
+        found = _tracer_provider()
+        tracer = None if found is None else found.get_tracer(SCOPE)
+        _tracing = (provider, tracer)
+    return tracer
 
 
 def _rows(result: object) -> int | None:
@@ -362,6 +373,18 @@ def _span_attributes(name: str, system: str, kwargs: dict[str, Any]) -> dict[str
     return attributes
 
 
+def _ended(counts: Counts, rows: int | None) -> dict[str, int]:
+    """A span's attributes known at its end: the call's rows, retries and round trips."""
+    attributes: dict[str, int] = {}
+    if counts.round_trips is not None:
+        attributes["convostore.round_trips"] = counts.round_trips
+    if counts.retries is not None:
+        attributes["convostore.retries"] = counts.retries
+    if rows is not None:
+        attributes["convostore.rows"] = rows
+    return attributes
+
+
 def _measured(method: F, name: str) -> F:
     span_name = f"convostore.{name}"
 
@@ -373,43 +396,48 @@ def _measured(method: F, name: str) -> F:
             and _trace_api._TRACER_PROVIDER is None
         ):
             return method(self, *args, **kwargs)  # no provider: the one check
-        if _inside.get():
+        if _call.get():
             return method(self, *args, **kwargs)  # another call's own work
-        meters, tracers = _meter_provider(), _tracer_provider()
-        if meters is None and tracers is None:
+        meters, tracer = _meter_provider(), _current_tracer()
+        if meters is None and tracer is None:
             return method(self, *args, **kwargs)
         system = self.backend.dialect
-        run = functools.partial(method, self, *args, **kwargs)
-        token = _inside.set(True)
+        if tracer is None:
+            token = _call.set(True)
+            try:
+                return _timed(
+                    meters, name, system, functools.partial(method, self, *args, **kwargs)
+                )
+            finally:
+                _call.reset(token)
+        # The span started with what is known at its start, made current by hand, its end
+        # attributes set at once: each step of start_as_current_span's context managers and
+        # each set_attribute (the span's lock) costs a few microseconds of an append's 60
+        span = tracer.start_span(
+            span_name, kind=SpanKind.CLIENT, attributes=_span_attributes(name, system, kwargs)
+        )
+        counts = Counts()
+        token = _call.set(counts)  # after the SDK's start (a sampler may raise), before the try
+        current = _context_api.attach(_trace_api.set_span_in_context(span))
+        rows = None
         try:
-            if tracers is None:
-                return _timed(meters, name, system, run)
-            counts = Counts()
-            counted = _counts.set(counts)
-            with _tracer(tracers).start_as_current_span(
-                span_name,
-                kind=SpanKind.CLIENT,
-                attributes=_span_attributes(name, system, kwargs),
-                record_exception=False,
-                set_status_on_exception=False,
-            ) as span:
-                try:
-                    result = _timed(meters, name, system, run)
-                except BaseException as exc:
-                    _failed(span, exc)
-                    raise
-                finally:
-                    _counts.reset(counted)
-                    if counts.round_trips is not None:
-                        span.set_attribute("convostore.round_trips", counts.round_trips)
-                    if counts.retries is not None:
-                        span.set_attribute("convostore.retries", counts.retries)
-                rows = _rows(result)
-                if rows is not None:
-                    span.set_attribute("convostore.rows", rows)
-                return result
+            if meters is None:
+                result = method(self, *args, **kwargs)
+            else:
+                result = _timed(
+                    meters, name, system, functools.partial(method, self, *args, **kwargs)
+                )
+        except BaseException as exc:
+            _failed(span, exc)
+            raise
+        else:
+            rows = _rows(result)
+            return result
         finally:
-            _inside.reset(token)
+            _context_api.detach(current)
+            _call.reset(token)
+            span.set_attributes(_ended(counts, rows))
+            span.end()
 
     return call  # type: ignore[return-value]
 
@@ -475,11 +503,11 @@ def trace_methods(
 def _spanned(method: F, span_name: str, attributes: Callable[[Any], dict[str, Any]] | None) -> F:
     def start(self: Any) -> Any:
         """The span to run in, or None (no provider)."""
-        tracers = _tracer_provider()
-        if tracers is None:
+        tracer = _current_tracer()
+        if tracer is None:
             return None
         given = attributes(self) if attributes is not None else None
-        return _tracer(tracers).start_span(span_name, attributes=given)
+        return tracer.start_span(span_name, attributes=given)
 
     if inspect.iscoroutinefunction(method):
 
