@@ -48,14 +48,14 @@ def workload(url: str, n: int) -> None:
             store.list_conversations(user_id=f"u{tag}", limit=20)
 
 
-def count(src: Path, url: str, n: int) -> int:
-    """Instructions of this script's workload of ``n`` calls, with ``src`` imported."""
+def callgrind(script: str, args: list[str], src: Path) -> int:
+    """Instructions of ``python script *args`` under callgrind, with ``src`` imported first."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
         run = subprocess.run(
             [
                 *("valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"),
-                *(sys.executable, __file__, "--run", str(n), "--url", url),
+                *(sys.executable, script, *args),
             ],
             env={**os.environ, "PYTHONPATH": str(src.resolve())},
             capture_output=True,
@@ -65,6 +65,11 @@ def count(src: Path, url: str, n: int) -> int:
     found = re.search(r"Collected : (\d+)", run.stderr)
     assert found, run.stderr[-2000:]
     return int(found.group(1))
+
+
+def count(src: Path, url: str, n: int) -> int:
+    """Instructions of this script's workload of ``n`` calls, with ``src`` imported."""
+    return callgrind(__file__, ["--run", str(n), "--url", url], src)
 
 
 def main() -> None:

@@ -12,12 +12,9 @@ counted: the provider is shut down at the end of both runs). Needs valgrind.
 from __future__ import annotations
 
 import argparse
-import os
-import re
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
+
+from instructions import callgrind
 
 N = 600
 CONTENT = {"type": "text", "text": "The quick brown fox jumps over the lazy dog. " * 4}
@@ -71,20 +68,7 @@ def run(mode: str, n: int) -> None:
 
 def count(src: Path, mode: str, n: int) -> int:
     """Instructions of ``n`` calls of ``mode`` and everything around them."""
-    with tempfile.TemporaryDirectory() as tmp:
-        done = subprocess.run(
-            [
-                *("valgrind", "--tool=callgrind", f"--callgrind-out-file={Path(tmp) / 'out'}"),
-                *(sys.executable, __file__, "--run", mode, str(n)),
-            ],
-            env={**os.environ, "PYTHONPATH": str(src.resolve())},
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    found = re.search(r"Collected : (\d+)", done.stderr)
-    assert found, done.stderr[-2000:]
-    return int(found.group(1))
+    return callgrind(__file__, ["--run", mode, str(n)], src)
 
 
 def main() -> None:
