@@ -130,7 +130,7 @@ REQUESTS: dict[tuple[str, str], list[tuple[str, dict[str, Any] | None]]] = {
     ("DELETE", f"{V1}/items/{{itemId}}"): [("", None)],
 }
 # Writes that create the conversation they name: a free id is created, another user's is
-# 404 (conversation ids are one namespace: the README's one exception).
+# 409 conversation_ownership (conversation ids are one namespace: the README's one exception).
 CREATING = {("PATCH", C), ("POST", f"{C}/messages")}
 # Operations that name nothing of alice's: nothing to compare.
 UNNAMED = {("GET", "/me"), ("GET", "/conversations"), ("POST", "/memory_stores")}
@@ -191,8 +191,14 @@ def test_another_users_things_answer_as_missing_ones_byte_for_byte(
     assert admin.delete(f"/conversations/{alices['cid']}").status_code == 204
     assert admin.delete(f"/memory_stores/{alices['sid']}").status_code == 204
     for (operation, url, body), answer in zip(calls, theirs, strict=True):
-        if operation in CREATING:
-            assert answer[0] == 404, (operation, url)
+        if operation in CREATING:  # a free id would be created: the id is said to be taken
+            assert answer[0] == 409, (operation, url)
+            error = json.loads(answer[2])["error"]
+            assert error == {
+                "code": "conversation_ownership",
+                "message": f"conversation {alices['cid']!r} is not yours: choose another id",
+                "argument": "conversationId",
+            }, (operation, url)
             continue
         assert _answer(client, operation[0], url, body) == answer, (operation, url)
 

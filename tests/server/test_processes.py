@@ -47,15 +47,15 @@ def test_an_agent_in_another_process_and_a_client_see_the_same_messages(server: 
 
 
 def test_an_agents_own_conversation_is_no_users(server: Server) -> None:
-    """Written without a user, it is nobody's: to a user it is as a missing one (and cannot
-    be claimed), admins read it."""
+    """Written without a user, it is nobody's: to a user it is as a missing one, except that
+    a write cannot claim it (409 conversation_ownership), and admins read it."""
     cid = new_id("agent")
     run_agent("append", server.store_url, cid, "internal notes")
     alice = server.client("alice")
     for method, path, body, status in [
         ("GET", f"/conversations/{cid}", None, 404),
-        ("POST", f"/conversations/{cid}/messages", {"role": "user", "content": "mine now"}, 404),
-        ("PATCH", f"/conversations/{cid}", {"metadata": {"owner": "me"}}, 404),
+        ("POST", f"/conversations/{cid}/messages", {"role": "user", "content": "mine now"}, 409),
+        ("PATCH", f"/conversations/{cid}", {"metadata": {"owner": "me"}}, 409),
         ("DELETE", f"/conversations/{cid}", None, 204),  # as a missing one: nothing to delete
     ]:
         response = alice.request(method, path, json=body)

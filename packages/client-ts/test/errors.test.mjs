@@ -7,10 +7,12 @@ import { after, before, describe, test } from "node:test";
 import {
   AuthenticationError,
   ClosedError,
+  ConflictError,
   ContentTooLargeError,
   ConversationExistsError,
   ConversationManagedError,
   ConversationNotFoundError,
+  ConversationOwnershipError,
   ConvostoreClient,
   ConvostoreError,
   MemoryEntryNotFoundError,
@@ -23,6 +25,7 @@ import {
   MessageIdConflictError,
   MessageNotFoundError,
   NotFoundError,
+  OwnershipError,
   PermissionDeniedError,
   StorageError,
 } from "@convostore/client";
@@ -107,9 +110,10 @@ describe("errors from the server's answers", () => {
   test("ConversationNotFoundError and MessageNotFoundError (404)", async () => {
     const conversationId = newId();
     await alice.appendMessage({ conversationId, role: "user", content: "alice's" });
-    // Another user's conversation answers as a missing one.
+    // Another user's conversation answers as a missing one (but to a write that would
+    // create it: ConversationOwnershipError, below).
     await raises(
-      () => bob.appendMessage({ conversationId, role: "user", content: "x" }),
+      () => bob.forkConversation({ conversationId, newConversationId: newId() }),
       ConversationNotFoundError,
       {
         status: 404,
@@ -148,6 +152,28 @@ describe("errors from the server's answers", () => {
       MemoryValidationError,
       { status: 400, argument: "up_to" },
     );
+  });
+
+  test("ConversationOwnershipError (409): a write that would create an id another user holds", async () => {
+    const conversationId = newId();
+    await alice.appendMessage({ conversationId, role: "user", content: "alice's" });
+    for (const call of [
+      () => bob.appendMessage({ conversationId, role: "user", content: "bob's" }),
+      () => bob.appendMessages({ conversationId, messages: [{ role: "user", content: "bob's" }] }),
+      () => bob.updateConversation({ conversationId, metadata: { title: "bob's" } }),
+    ]) {
+      const error = await raises(call, ConversationOwnershipError, {
+        status: 409,
+        code: "conversation_ownership",
+        argument: "conversationId",
+      });
+      assert.ok(error instanceof OwnershipError && error instanceof ConflictError);
+    }
+    // Every other call answers as for a missing conversation.
+    assert.equal(await bob.getConversation({ conversationId }), null);
+    assert.deepEqual(await bob.getMessages({ conversationId }), []);
+    const messages = await alice.getMessages({ conversationId });
+    assert.deepEqual(messages.map((m) => m.content), ["alice's"]);
   });
 
   test("ConversationManagedError (409): a conversation a component keeps", async () => {

@@ -153,8 +153,11 @@ async def _same_request(
     compares each message a retry sends again; only the batch's shape is checked here.)"""
     probe = [key, *(f"{key}:{i}" for i in range(size + 1))]
     try:
-        held = await who.store.existing_message_ids(
-            conversation_id=cid, message_ids=probe, user_id=who.user_id
+        held = await who.create(
+            cid,
+            lambda s: s.existing_message_ids(
+                conversation_id=cid, message_ids=probe, user_id=who.user_id
+            ),
         )
     except MemoryValidationError:
         return  # a key no id can be made of: the append refuses it, naming the message's id
@@ -216,8 +219,11 @@ def _conversation_routes(router: APIRouter, Who: Any) -> None:
     ) -> Response:
         """Shallow-merge metadata atomically (``null`` deletes a key); creates the
         conversation (as the caller's) if it does not exist."""
-        meta = await who.store.update_conversation(
-            conversation_id=conversation_id, metadata=patch.metadata, user_id=who.user_id
+        meta = await who.create(
+            conversation_id,
+            lambda s: s.update_conversation(
+                conversation_id=conversation_id, metadata=patch.metadata, user_id=who.user_id
+            ),
         )
         return json_response(meta, _META)
 
@@ -335,13 +341,16 @@ def _message_routes(router: APIRouter, Who: Any) -> None:
                 )
             if idempotency_key is not None and mid is None:
                 await _same_request(who, conversation_id, idempotency_key, None)
-            message_id = await who.store.append_message(
-                conversation_id=conversation_id,
-                role=body.role,
-                content=body.content,
-                metadata=body.metadata,
-                user_id=who.user_id,
-                message_id=mid or idempotency_key,
+            message_id = await who.create(
+                conversation_id,
+                lambda s: s.append_message(
+                    conversation_id=conversation_id,
+                    role=body.role,
+                    content=body.content,
+                    metadata=body.metadata,
+                    user_id=who.user_id,
+                    message_id=mid or idempotency_key,
+                ),
             )
             return json_response(Appended(message_id=message_id), _APPENDED, 201)
         batch: list[Any] = []
@@ -356,8 +365,11 @@ def _message_routes(router: APIRouter, Who: Any) -> None:
             )
         if idempotency_key is not None:
             await _same_request(who, conversation_id, idempotency_key, keyed, len(batch))
-        ids = await who.store.append_messages(
-            conversation_id=conversation_id, messages=batch, user_id=who.user_id
+        ids = await who.create(
+            conversation_id,
+            lambda s: s.append_messages(
+                conversation_id=conversation_id, messages=batch, user_id=who.user_id
+            ),
         )
         return json_response(AppendedBatch(message_ids=ids), _APPENDED_BATCH, 201)
 

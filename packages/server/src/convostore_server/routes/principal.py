@@ -44,8 +44,9 @@ class Caller:
     ``call(lambda store: ...)`` makes a core call that names a conversation or a memory store:
     where it meets another user's (or, for a user, nobody's), it is made again on ``nothing``,
     a store that holds nothing, and answers what a missing one answers, byte for byte. Only
-    the calls that create what they name (an append, a metadata merge) use ``store`` itself:
-    those answer 404 for another user's conversation, as a free id would be created.
+    the calls that create what they name (an append, a metadata merge) use ``create``: those
+    answer 409 ``conversation_ownership`` for another user's conversation, as a free id would
+    be created.
     """
 
     principal: Principal
@@ -60,6 +61,22 @@ class Caller:
             if self.nothing is None:
                 raise
             return await call(self.nothing)
+
+    async def create(
+        self, conversation_id: str, call: Callable[[AsyncConversationStore], Awaitable[T]]
+    ) -> T:
+        """A call that creates the conversation it names where it is free. An id another user
+        holds answers 409 ``conversation_ownership``: conversation ids are one namespace, so
+        such a write cannot pass for one on a missing id, which it would create."""
+        try:
+            return await call(self.store)
+        except ConversationOwnershipError:
+            raise ApiError(
+                409,
+                "conversation_ownership",
+                f"conversation {conversation_id!r} is not yours: choose another id",
+                argument="conversationId",
+            ) from None
 
 
 _FORWARDED = ("forwarded", "x-forwarded-for", "x-real-ip")

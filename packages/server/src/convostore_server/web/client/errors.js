@@ -42,8 +42,11 @@ export class MemoryVersionNotFoundError extends NotFoundError {
 /** The write contradicts what is stored; nothing was written. */
 export class ConflictError extends ConvostoreError {
 }
-/** Another user's conversation or memory store. The server never tells (it answers as for a
- * missing one, a NotFoundError); the classes exist so ported code compiles and catches. */
+/** Another user's conversation or memory store. The server tells it only where a write would
+ * create the conversation it names (`appendMessage`, `updateConversation` on an id another
+ * user holds: 409 `conversation_ownership`); every other call answers as for a missing one
+ * (a NotFoundError). Memory store ids are the server's to choose, so no answer makes a
+ * `MemoryStoreOwnershipError`: the class exists so ported code compiles and catches. */
 export class OwnershipError extends ConflictError {
 }
 export class ConversationOwnershipError extends OwnershipError {
@@ -134,6 +137,8 @@ export function errorFromResponse(status, body) {
                 return new MemoryQuotaExceededError(message, info);
             case "conversation_exists":
                 return new ConversationExistsError(message, info);
+            case "conversation_ownership":
+                return new ConversationOwnershipError(message, info);
             default:
                 return /managed by/.test(message)
                     ? new ConversationManagedError(message, info)
