@@ -317,17 +317,40 @@ def _blob_params(thread_id: str, ns: str, b: _Blob) -> list[Any]:
     return [*head, b.base, b.keep, b.depth, b.tail, b.snap]
 
 
-def insert_delta(tx: Tx, thread_id: str, ns: str, blob: _Blob) -> bool:
+_BASE_GONE = "the base of a delta blob is gone"
+_BASE_CHECK = (
+    "SELECT 1 FROM lg_blobs WHERE thread_id = ? AND ns = ? AND channel = ? AND version = ?"
+)
+_DELTA_IF_BASE = (
+    f"{_BLOB_INSERT} SELECT {_BLOB_MARKS} WHERE EXISTS ({_BASE_CHECK}{{lock}})"
+    f" {_BLOB_CONFLICT} RETURNING version"
+)
+# PostgreSQL: a missing base fails the transaction (text cast to boolean), so the insert needs
+# no answer before the COMMIT; the caller then stores the blob whole (``base_was_gone``).
+_DELTA_OR_FAIL = (
+    f"{_BLOB_INSERT} SELECT {_BLOB_MARKS} WHERE CAST(CASE WHEN EXISTS ({_BASE_CHECK}"
+    f" FOR KEY SHARE) THEN 'true' ELSE '{_BASE_GONE}' END AS BOOLEAN) {_BLOB_CONFLICT}"
+)
+
+
+def insert_delta(tx: Tx, dialect: str, thread_id: str, ns: str, blob: _Blob) -> bool:
     """Insert a delta blob row if its base row is still there (another process may have
-    pruned it); whether it is stored now."""
-    stored = tx.execute(
-        f"{_BLOB_INSERT} SELECT {_BLOB_MARKS}"
-        " WHERE EXISTS (SELECT 1 FROM lg_blobs WHERE thread_id = ? AND ns = ?"
-        f" AND channel = ? AND version = ?{tx.lock_suffix})"
-        f" {_BLOB_CONFLICT} RETURNING version",
-        [*_blob_params(thread_id, ns, blob), thread_id, ns, blob.channel, blob.base],
+    pruned it); whether it is stored now. On PostgreSQL it is sent without waiting and a
+    missing base fails the transaction instead (see ``base_was_gone``): True."""
+    params = [*_blob_params(thread_id, ns, blob), thread_id, ns, blob.channel, blob.base]
+    if dialect == "postgresql":
+        tx.send(_DELTA_OR_FAIL, params)
+        return True
+    return bool(tx.execute(_DELTA_IF_BASE.format(lock=tx.lock_suffix), params))
+
+
+def base_was_gone(exc: BaseException) -> bool:
+    """Whether a failed write failed on ``insert_delta``'s missing base (PostgreSQL)."""
+    cause = exc.__cause__
+    diag = getattr(cause, "diag", None)
+    return getattr(cause, "sqlstate", None) == "22P02" and _BASE_GONE in str(
+        getattr(diag, "message_primary", "") or ""
     )
-    return bool(stored)
 
 
 def insert_blobs(tx: Tx, thread_id: str, ns: str, blobs: Sequence[_Blob]) -> None:

@@ -22,7 +22,7 @@ import random
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
-from convostore import ConversationMeta, MemoryValidationError, telemetry
+from convostore import ConversationMeta, MemoryValidationError, StorageError, telemetry
 from convostore.spi import (
     MAX_INT64,
     StoreLike,
@@ -180,13 +180,24 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names, or the thread's latest in its namespace: the
-        checkpoint and its pending writes in one statement, its blobs (if any) in a second."""
+        checkpoint and its pending writes in one statement (one round trip, no transaction)
+        when its lists are the ones this process wrote or read last (the heads, immutable per
+        version); else that statement and its blobs in one read-only transaction."""
         conf = config["configurable"]
         thread_id = _thread_id(conf.get("thread_id"))
         ns = _namespace(conf.get("checkpoint_ns"))
         cid = _checkpoint_id(get_checkpoint_id(config))
         codec = self._codec
         memo: dict[_BlobKey, Any] = {}
+        found = self.backend.read(
+            lambda tx: sql.checkpoint_with_writes(tx, thread_id, ns, cid), single_statement=True
+        )
+        if found is None:
+            return None
+        decoded, keys = codec.blob_keys([found[0]], memo)
+        if not keys:
+            return codec.build((found[0], decoded[0], {}, found[1]), memo, remember=True)
+        memo = {}
 
         def read(tx: Tx) -> list[Loaded]:
             found = sql.checkpoint_with_writes(tx, thread_id, ns, cid)
@@ -304,26 +315,34 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 parent_id,
             )
 
+        dialect = self.backend.dialect
+
         def write(tx: Tx) -> None:
             if pending is not None:  # the thread's conversation, in the same transaction
                 pending.start(tx)
             whole = [b for b in rows.blobs if b.base is None]
             for blob in rows.blobs:
-                if blob.base is not None and not sql.insert_delta(tx, thread_id, ns, blob):
+                if blob.base is not None and not sql.insert_delta(tx, dialect, thread_id, ns, blob):
                     codec.snapshot(blob)
                     whole.append(blob)
             sql.insert_blobs(tx, thread_id, ns, whole)
             sql.upsert_checkpoint(
-                tx,
-                self.backend.dialect,
-                row,
-                run_id if isinstance(run_id, str) else None,
-                durable=self.durable_commits,
+                tx, dialect, row, run_id if isinstance(run_id, str) else None, durable=durable
             )
             if pending is not None:
                 pending.run()
 
-        self.backend.write(write, single_statement=not rows.blobs and pending is None)
+        durable, single = self.durable_commits, not rows.blobs and pending is None
+        try:
+            self.backend.write(write, single_statement=single)
+        except StorageError as exc:
+            if not sql.base_was_gone(exc):
+                raise
+            # PostgreSQL: another process deleted a delta's base; store those blobs whole
+            for blob in rows.blobs:
+                if blob.base is not None:
+                    codec.snapshot(blob)
+            self.backend.write(write, single_statement=single)
         codec.written(thread_id, ns, rows)
         if pending is not None:
             pending.finish()
