@@ -382,10 +382,11 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             return
         overwrite = all(w[0] in WRITES_IDX_MAP for w in writes)
         dialect, durable = self.backend.dialect, self.durable_commits
-        # one row is one statement: no transaction needed around it
+        chunks = sql.write_chunks(rows, overwrite=overwrite)
+        # one statement (up to sql.WRITES_PER_STATEMENT rows): no transaction around it
         self.backend.write(
-            lambda tx: sql.insert_writes(tx, dialect, rows, overwrite=overwrite, durable=durable),
-            single_statement=len(rows) == 1,
+            lambda tx: sql.insert_writes(tx, dialect, chunks, overwrite=overwrite, durable=durable),
+            single_statement=len(chunks) == 1,
         )
         if self.projection is not None and not ns:  # an interrupt() shows on the conversation
             self.projection.wrote(thread_id, cid, task_path, writes)
