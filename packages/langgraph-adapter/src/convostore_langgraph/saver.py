@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from convostore import ConversationMeta, MemoryValidationError, StorageError, telemetry
 from convostore.spi import (
     MAX_INT64,
+    Backend,
     StoreLike,
     Tx,
     check_int,
@@ -61,10 +62,10 @@ from ._checks import (
     _serializing,
     _thread_id,
 )
-from ._codec import Codec, Loaded, decode_checkpoint, unneeded_blobs
+from ._codec import ChannelRows, Codec, Loaded, decode_checkpoint, unneeded_blobs
 from ._heads import _Heads
 from ._history import delta_channel_history
-from ._projection import DeltaReader, Projection, reduce_messages, snapshot_value
+from ._projection import DeltaReader, Pending, Projection, reduce_messages, snapshot_value
 from ._serde import TypeNotAllowedError, saver_serde
 
 __all__ = ["ConvostoreSaver"]
@@ -315,34 +316,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 parent_id,
             )
 
-        dialect = self.backend.dialect
-
-        def write(tx: Tx) -> None:
-            if pending is not None:  # the thread's conversation, in the same transaction
-                pending.start(tx)
-            whole = [b for b in rows.blobs if b.base is None]
-            for blob in rows.blobs:
-                if blob.base is not None and not sql.insert_delta(tx, dialect, thread_id, ns, blob):
-                    codec.snapshot(blob)
-                    whole.append(blob)
-            sql.insert_blobs(tx, thread_id, ns, whole)
-            sql.upsert_checkpoint(
-                tx, dialect, row, run_id if isinstance(run_id, str) else None, durable=durable
-            )
-            if pending is not None:
-                pending.run()
-
-        durable, single = self.durable_commits, not rows.blobs and pending is None
-        try:
-            self.backend.write(write, single_statement=single)
-        except StorageError as exc:
-            if not sql.base_was_gone(exc):
-                raise
-            # PostgreSQL: another process deleted a delta's base; store those blobs whole
-            for blob in rows.blobs:
-                if blob.base is not None:
-                    codec.snapshot(blob)
-            self.backend.write(write, single_statement=single)
+        _store(self.backend, codec, rows, row, run_id, pending, durable=self.durable_commits)
         codec.written(thread_id, ns, rows)
         if pending is not None:
             pending.finish()
@@ -593,6 +567,49 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         return await self._run(
             functools.partial(self.get_delta_channel_history, config=config, channels=channels)
         )
+
+
+def _store(  # noqa: PLR0917 - what put prepared
+    backend: Backend,
+    codec: Codec,
+    rows: ChannelRows,
+    row: list[Any],
+    run_id: Any,
+    pending: Pending | None,
+    *,
+    durable: bool,
+) -> None:
+    """A ``put``'s transaction: the thread's conversation (``pending``), the blob rows (a delta
+    where its base is still there, else whole) and the checkpoint ``row``. On PostgreSQL a
+    missing base fails the transaction (no round trip asks first): then it runs again with
+    those blobs whole."""
+    thread_id, ns, dialect = row[0], row[1], backend.dialect
+
+    def write(tx: Tx) -> None:
+        if pending is not None:  # the thread's conversation, in the same transaction
+            pending.start(tx)
+        whole = [b for b in rows.blobs if b.base is None]
+        for blob in rows.blobs:
+            if blob.base is not None and not sql.insert_delta(tx, dialect, thread_id, ns, blob):
+                codec.snapshot(blob)
+                whole.append(blob)
+        sql.insert_blobs(tx, thread_id, ns, whole)
+        sql.upsert_checkpoint(
+            tx, dialect, row, run_id if isinstance(run_id, str) else None, durable=durable
+        )
+        if pending is not None:
+            pending.run()
+
+    single = not rows.blobs and pending is None
+    try:
+        backend.write(write, single_statement=single)
+    except StorageError as exc:
+        if not sql.base_was_gone(exc):
+            raise
+        for blob in rows.blobs:  # another process deleted their base
+            if blob.base is not None:
+                codec.snapshot(blob)
+        backend.write(write, single_statement=single)
 
 
 # Each call LangGraph makes of the saver is a span ``langgraph.<method>``, the parent of the
