@@ -6,11 +6,11 @@ Three parts, each interleaved (every saver does turn i before any does turn i+1;
 200-turn thread the sides take turns in a new random order each round, so none always runs
 right after the same other one), so machine noise hits every side alike:
 1. the research note's 200-turn thread: a 3-node graph (plan, act, reflect) whose ``messages``
-   use ``add_messages``, one thread; time per invoke and bytes on disk; ours with the thread
-   shown as a core conversation (the default) and without (``messages_key=None``), on
-   PostgreSQL also with statements prepared on the server (``?prepare_threshold=5``); and
-   LangGraph alone (a saver that keeps the last checkpoint as given): the framework's own
-   time, under every saver's;
+   use ``add_messages``, one thread; time per invoke (wall, and this process's CPU) and bytes
+   on disk; ours with the thread shown as a core conversation (the default) and without
+   (``messages_key=None``), on PostgreSQL also with statements prepared on the server
+   (``?prepare_threshold=5``); and LangGraph alone (a saver that keeps the last checkpoint
+   as given): the framework's own time, under every saver's;
 2. raw saver calls: chained ``put`` + ``put_writes`` + ``get_tuple``, and ``list(limit=10)``;
 3. the store: ``put``, ``get`` and filtered ``search``.
 PostgreSQL parts use 127.0.0.1:5432 (set CONVOSTORE_TEST_PG), each saver in its own schema.
@@ -191,6 +191,7 @@ def ours(stack: ExitStack, url: str, **options: Any) -> ConvostoreSaver:
 def turns_bench(sides: dict[str, tuple[Any, type[Any], Callable[[], int]]], turns: int) -> None:
     graphs = {name: build(schema).compile(checkpointer=s) for name, (s, schema, _) in sides.items()}
     times: dict[str, list[float]] = {name: [] for name in sides}
+    cpu: dict[str, list[float]] = {name: [] for name in sides}  # this process's CPU time
     # a side and its twin without the conversation run back to back (in either order), so
     # what the machine does meanwhile hits both alike; the pairs in a new order each round
     units: dict[str, list[tuple[str, Any]]] = {}
@@ -204,9 +205,10 @@ def turns_bench(sides: dict[str, tuple[Any, type[Any], Callable[[], int]]], turn
             shuffle(group)
         for name, graph in (side for group in groups for side in group):
             cfg: Any = {"configurable": {"thread_id": "bench"}}
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             graph.invoke({"messages": [HumanMessage(f"turn {i}: {payload()}")], "turns": 0}, cfg)
             times[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - start_cpu)
     names = list(sides)
     print(
         f"\n{turns}-turn thread (4 messages per invoke); ratios against the first side on the same database"
@@ -226,6 +228,16 @@ def turns_bench(sides: dict[str, tuple[Any, type[Any], Callable[[], int]]], turn
             f"{last * 1e3:>11.1f}{last / first:>12.2f}{sizes[name] / 1e6:>12.2f}"
             f"{sizes[name] / max(sizes[base], 1):>10.3f}"
         )
+    print(
+        "\nthe same turns by this process's CPU time (the database server's not included):"
+        " less moved by other jobs than wall time, which runs later for the last 20 turns"
+    )
+    print(f"{'side':<38}{'first20 ms':>12}{'last20 ms':>11}{'last/first':>12}")
+    for name, t in cpu.items():
+        if name.endswith(NO_VIEW):
+            continue
+        first, last = statistics.median(t[:20]), statistics.median(t[-20:])
+        print(f"{name:<38}{first * 1e3:>12.2f}{last * 1e3:>11.2f}{last / first:>12.2f}")
     print(
         "\nthe thread as a core conversation (written in each checkpoint's transaction):"
         " time with it over time without (messages_key=None), interleaved in this run"

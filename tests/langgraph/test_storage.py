@@ -14,7 +14,7 @@ from convostore.backends import Backend, Tx
 from convostore_langgraph import ConvostoreSaver
 from langchain_core.messages import AIMessage, AnyMessage
 from langgraph.channels.delta import DeltaChannel
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import _messages_delta_reducer
@@ -244,3 +244,27 @@ def test_a_delta_whose_base_was_deleted_elsewhere_is_stored_whole(shared_url: st
     ]
     for s in (mine, theirs, reader):
         s.close()
+
+
+def test_a_batch_of_pending_writes_is_one_statement(cstore: ConversationStore) -> None:
+    """``put_writes`` sends its rows in one insert (no transaction around it on PostgreSQL);
+    a key twice in a batch of special channels keeps the last value, a regular key the first,
+    as one insert per row did."""
+    saver = ConvostoreSaver(cstore)
+    cfg: Any = {"configurable": {"thread_id": "w", "checkpoint_ns": ""}}
+    cfg = saver.put(cfg, empty_checkpoint(), {}, {})
+    inner, counting = saver.backend, CountingBackend(saver.backend)
+    saver.backend = counting
+    saver.put_writes(cfg, [("a", 1), ("b", 2), ("c", 3)], "task")
+    saver.put_writes(cfg, [("__error__", "first"), ("__error__", "last")], "task")
+    saver.backend = inner
+    assert counting.statements == 2
+    saver.put_writes(cfg, [("a", "again")], "task")  # a stored regular write stays
+    got = saver.get_tuple(cfg)
+    assert got is not None
+    assert sorted((w[1], w[2]) for w in got.pending_writes or []) == [
+        ("__error__", "last"),
+        ("a", 1),
+        ("b", 2),
+        ("c", 3),
+    ]

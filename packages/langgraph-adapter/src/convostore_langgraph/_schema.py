@@ -168,21 +168,30 @@ _BY_KEY = "WHERE thread_id = ? AND ns = ? AND checkpoint_id = ?"
 
 
 @functools.cache
-def _insert_sql(head: str, count: int, tail: str, relax: bool) -> str:
-    """``head VALUES (?, ...) tail``; with ``relax`` (PostgreSQL only) the statement also sets
-    ``synchronous_commit=off`` for its transaction, saving a separate ``SET LOCAL``."""
-    marks = ", ".join("?" * count)
+def _insert_sql(head: str, count: int, tail: str, relax: bool, rows: int = 1) -> str:
+    """``head VALUES (?, ...), ... tail`` for ``rows`` rows; with ``relax`` (PostgreSQL only)
+    the statement also sets ``synchronous_commit=off`` for its transaction, saving a separate
+    ``SET LOCAL``."""
+    marks = f"({', '.join('?' * count)})"
+    if relax and rows == 1:
+        return (
+            "WITH relax AS (SELECT set_config('synchronous_commit', 'off', true))"
+            f" {head} SELECT {marks[1:-1]} FROM relax {tail}"
+        )
     if relax:
         return (
             "WITH relax AS (SELECT set_config('synchronous_commit', 'off', true))"
-            f" {head} SELECT {marks} FROM relax {tail}"
+            f" {head} SELECT v.* FROM relax, (VALUES {', '.join([marks] * rows)}) v {tail}"
         )
-    return f"{head} VALUES ({marks}) {tail}"
+    return f"{head} VALUES {', '.join([marks] * rows)} {tail}"
 
 
-def insert_sql(dialect: str, durable: bool, head: str, count: int, tail: str) -> str:
-    """An insert of ``count`` parameters; not ``durable`` relaxes the commit on PostgreSQL."""
-    return _insert_sql(head, count, tail, not durable and dialect == "postgresql")
+def insert_sql(  # noqa: PLR0917 - the statement's parts
+    dialect: str, durable: bool, head: str, count: int, tail: str, rows: int = 1
+) -> str:
+    """An insert of ``rows`` rows of ``count`` parameters; not ``durable`` relaxes the commit on
+    PostgreSQL."""
+    return _insert_sql(head, count, tail, not durable and dialect == "postgresql", rows)
 
 
 def _text_param(dialect: str) -> str:
@@ -317,17 +326,40 @@ def _blob_params(thread_id: str, ns: str, b: _Blob) -> list[Any]:
     return [*head, b.base, b.keep, b.depth, b.tail, b.snap]
 
 
-def insert_delta(tx: Tx, thread_id: str, ns: str, blob: _Blob) -> bool:
+_BASE_GONE = "the base of a delta blob is gone"
+_BASE_CHECK = (
+    "SELECT 1 FROM lg_blobs WHERE thread_id = ? AND ns = ? AND channel = ? AND version = ?"
+)
+_DELTA_IF_BASE = (
+    f"{_BLOB_INSERT} SELECT {_BLOB_MARKS} WHERE EXISTS ({_BASE_CHECK}{{lock}})"
+    f" {_BLOB_CONFLICT} RETURNING version"
+)
+# PostgreSQL: a missing base fails the transaction (text cast to boolean), so the insert needs
+# no answer before the COMMIT; the caller then stores the blob whole (``base_was_gone``).
+_DELTA_OR_FAIL = (
+    f"{_BLOB_INSERT} SELECT {_BLOB_MARKS} WHERE CAST(CASE WHEN EXISTS ({_BASE_CHECK}"
+    f" FOR KEY SHARE) THEN 'true' ELSE '{_BASE_GONE}' END AS BOOLEAN) {_BLOB_CONFLICT}"
+)
+
+
+def insert_delta(tx: Tx, dialect: str, thread_id: str, ns: str, blob: _Blob) -> bool:
     """Insert a delta blob row if its base row is still there (another process may have
-    pruned it); whether it is stored now."""
-    stored = tx.execute(
-        f"{_BLOB_INSERT} SELECT {_BLOB_MARKS}"
-        " WHERE EXISTS (SELECT 1 FROM lg_blobs WHERE thread_id = ? AND ns = ?"
-        f" AND channel = ? AND version = ?{tx.lock_suffix})"
-        f" {_BLOB_CONFLICT} RETURNING version",
-        [*_blob_params(thread_id, ns, blob), thread_id, ns, blob.channel, blob.base],
+    pruned it); whether it is stored now. On PostgreSQL it is sent without waiting and a
+    missing base fails the transaction instead (see ``base_was_gone``): True."""
+    params = [*_blob_params(thread_id, ns, blob), thread_id, ns, blob.channel, blob.base]
+    if dialect == "postgresql":
+        tx.send(_DELTA_OR_FAIL, params)
+        return True
+    return bool(tx.execute(_DELTA_IF_BASE.format(lock=tx.lock_suffix), params))
+
+
+def base_was_gone(exc: BaseException) -> bool:
+    """Whether a failed write failed on ``insert_delta``'s missing base (PostgreSQL)."""
+    cause = exc.__cause__
+    diag = getattr(cause, "diag", None)
+    return getattr(cause, "sqlstate", None) == "22P02" and _BASE_GONE in str(
+        getattr(diag, "message_primary", "") or ""
     )
-    return bool(stored)
 
 
 def insert_blobs(tx: Tx, thread_id: str, ns: str, blobs: Sequence[_Blob]) -> None:
@@ -350,14 +382,40 @@ def upsert_checkpoint(
     tx.send(sql, [*row, run_id])
 
 
+WRITES_PER_STATEMENT = 500  # 9 parameters a row: within both databases' limits
+
+
 def insert_writes(
-    tx: Tx, dialect: str, rows: Sequence[Sequence[Any]], *, overwrite: bool, durable: bool
+    tx: Tx,
+    dialect: str,
+    chunks: Sequence[Sequence[Sequence[Any]]],
+    *,
+    overwrite: bool,
+    durable: bool,
 ) -> None:
     """Insert pending writes (thread_id, ns, checkpoint_id, task_id, idx, task_path, channel,
-    type, data): the first write of a key stays, or with ``overwrite`` the last one."""
+    type, data), one statement per chunk of ``write_chunks``: a stored key keeps its first
+    write, or with ``overwrite`` takes this one."""
     conflict = _WRITES_OVERWRITE if overwrite else _WRITES_IGNORE
     tx.relaxed_commit |= not durable
-    tx.executemany(insert_sql(dialect, durable, _WRITES_INSERT, 9, conflict), rows)
+    for chunk in chunks:
+        sql = insert_sql(dialect, durable, _WRITES_INSERT, 9, conflict, len(chunk))
+        tx.send(sql, [p for row in chunk for p in row])
+
+
+def write_chunks(rows: Sequence[Sequence[Any]], *, overwrite: bool) -> list[list[Sequence[Any]]]:
+    """``rows`` in statements of ``WRITES_PER_STATEMENT``, each key (task_id, idx) once: its
+    first row, or its last with ``overwrite`` (what one insert per row would leave)."""
+    kept: dict[tuple[Any, Any], Sequence[Any]] = {}
+    for row in rows:
+        key = (row[3], row[4])
+        if overwrite or key not in kept:
+            kept.pop(key, None)
+            kept[key] = row
+    unique = list(kept.values())
+    return [
+        unique[i : i + WRITES_PER_STATEMENT] for i in range(0, len(unique), WRITES_PER_STATEMENT)
+    ]
 
 
 def delete_thread(tx: Tx, thread_id: str) -> None:

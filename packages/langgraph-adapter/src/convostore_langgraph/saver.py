@@ -22,9 +22,10 @@ import random
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
-from convostore import ConversationMeta, MemoryValidationError, telemetry
+from convostore import ConversationMeta, MemoryValidationError, StorageError, telemetry
 from convostore.spi import (
     MAX_INT64,
+    Backend,
     StoreLike,
     Tx,
     check_int,
@@ -61,10 +62,10 @@ from ._checks import (
     _serializing,
     _thread_id,
 )
-from ._codec import Codec, Loaded, decode_checkpoint, unneeded_blobs
+from ._codec import ChannelRows, Codec, Loaded, decode_checkpoint, unneeded_blobs
 from ._heads import _Heads
 from ._history import delta_channel_history
-from ._projection import DeltaReader, Projection, reduce_messages, snapshot_value
+from ._projection import DeltaReader, Pending, Projection, reduce_messages, snapshot_value
 from ._serde import TypeNotAllowedError, saver_serde
 
 __all__ = ["ConvostoreSaver"]
@@ -180,13 +181,24 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names, or the thread's latest in its namespace: the
-        checkpoint and its pending writes in one statement, its blobs (if any) in a second."""
+        checkpoint and its pending writes in one statement (one round trip, no transaction)
+        when its lists are the ones this process wrote or read last (the heads, immutable per
+        version); else that statement and its blobs in one read-only transaction."""
         conf = config["configurable"]
         thread_id = _thread_id(conf.get("thread_id"))
         ns = _namespace(conf.get("checkpoint_ns"))
         cid = _checkpoint_id(get_checkpoint_id(config))
         codec = self._codec
         memo: dict[_BlobKey, Any] = {}
+        found = self.backend.read(
+            lambda tx: sql.checkpoint_with_writes(tx, thread_id, ns, cid), single_statement=True
+        )
+        if found is None:
+            return None
+        decoded, keys = codec.blob_keys([found[0]], memo)
+        if not keys:
+            return codec.build((found[0], decoded[0], {}, found[1]), memo, remember=True)
+        memo = {}
 
         def read(tx: Tx) -> list[Loaded]:
             found = sql.checkpoint_with_writes(tx, thread_id, ns, cid)
@@ -304,26 +316,7 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
                 parent_id,
             )
 
-        def write(tx: Tx) -> None:
-            if pending is not None:  # the thread's conversation, in the same transaction
-                pending.start(tx)
-            whole = [b for b in rows.blobs if b.base is None]
-            for blob in rows.blobs:
-                if blob.base is not None and not sql.insert_delta(tx, thread_id, ns, blob):
-                    codec.snapshot(blob)
-                    whole.append(blob)
-            sql.insert_blobs(tx, thread_id, ns, whole)
-            sql.upsert_checkpoint(
-                tx,
-                self.backend.dialect,
-                row,
-                run_id if isinstance(run_id, str) else None,
-                durable=self.durable_commits,
-            )
-            if pending is not None:
-                pending.run()
-
-        self.backend.write(write, single_statement=not rows.blobs and pending is None)
+        _store(self.backend, codec, rows, row, run_id, pending, durable=self.durable_commits)
         codec.written(thread_id, ns, rows)
         if pending is not None:
             pending.finish()
@@ -363,10 +356,11 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
             return
         overwrite = all(w[0] in WRITES_IDX_MAP for w in writes)
         dialect, durable = self.backend.dialect, self.durable_commits
-        # one row is one statement: no transaction needed around it
+        chunks = sql.write_chunks(rows, overwrite=overwrite)
+        # one statement (up to sql.WRITES_PER_STATEMENT rows): no transaction around it
         self.backend.write(
-            lambda tx: sql.insert_writes(tx, dialect, rows, overwrite=overwrite, durable=durable),
-            single_statement=len(rows) == 1,
+            lambda tx: sql.insert_writes(tx, dialect, chunks, overwrite=overwrite, durable=durable),
+            single_statement=len(chunks) == 1,
         )
         if self.projection is not None and not ns:  # an interrupt() shows on the conversation
             self.projection.wrote(thread_id, cid, task_path, writes)
@@ -573,6 +567,49 @@ class ConvostoreSaver(BaseCheckpointSaver[str]):
         return await self._run(
             functools.partial(self.get_delta_channel_history, config=config, channels=channels)
         )
+
+
+def _store(  # noqa: PLR0917 - what put prepared
+    backend: Backend,
+    codec: Codec,
+    rows: ChannelRows,
+    row: list[Any],
+    run_id: Any,
+    pending: Pending | None,
+    *,
+    durable: bool,
+) -> None:
+    """A ``put``'s transaction: the thread's conversation (``pending``), the blob rows (a delta
+    where its base is still there, else whole) and the checkpoint ``row``. On PostgreSQL a
+    missing base fails the transaction (no round trip asks first): then it runs again with
+    those blobs whole."""
+    thread_id, ns, dialect = row[0], row[1], backend.dialect
+
+    def write(tx: Tx) -> None:
+        if pending is not None:  # the thread's conversation, in the same transaction
+            pending.start(tx)
+        whole = [b for b in rows.blobs if b.base is None]
+        for blob in rows.blobs:
+            if blob.base is not None and not sql.insert_delta(tx, dialect, thread_id, ns, blob):
+                codec.snapshot(blob)
+                whole.append(blob)
+        sql.insert_blobs(tx, thread_id, ns, whole)
+        sql.upsert_checkpoint(
+            tx, dialect, row, run_id if isinstance(run_id, str) else None, durable=durable
+        )
+        if pending is not None:
+            pending.run()
+
+    single = not rows.blobs and pending is None
+    try:
+        backend.write(write, single_statement=single)
+    except StorageError as exc:
+        if not sql.base_was_gone(exc):
+            raise
+        for blob in rows.blobs:  # another process deleted their base
+            if blob.base is not None:
+                codec.snapshot(blob)
+        backend.write(write, single_statement=single)
 
 
 # Each call LangGraph makes of the saver is a span ``langgraph.<method>``, the parent of the
