@@ -63,7 +63,7 @@ def langgraph_workload(url: str, n: int) -> None:
 
     # The functional form: this module's annotations are strings, which LangGraph would have
     # to resolve in this function's scope.
-    State = TypedDict("State", {"messages": Annotated[list[AnyMessage], add_messages]})
+    State = TypedDict("State", {"messages": Annotated[list[AnyMessage], add_messages]})  # noqa: UP013
 
     def answer(state: Any) -> dict[str, list[AnyMessage]]:
         return {"messages": [AIMessage(f"answer {len(state['messages'])} " * 5)]}
