@@ -15,7 +15,6 @@ from convostore import AsyncConversationStore, ConversationStore, MemoryValidati
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 from pydantic.alias_generators import to_camel
-from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import RedirectResponse, Response
 
@@ -26,8 +25,7 @@ from .hub import ChangeHub
 from .logs import RequestIds
 from .middleware import (
     POSITION_HEADER,
-    BodyBudget,
-    DeclaredSizeLimit,
+    BoundedBodies,
     EncodedSlashes,
     ReadYourWrites,
 )
@@ -189,12 +187,12 @@ def create_app(
 
     app.mount("/ui", web_app(), name="ui")  # the web view: static files, no data
     install_error_handlers(app)
-    # From the inside out: a body cut at its bound as it streams, the bodies held at once,
-    # a declared length over the bound, the position a client read (with replicas), the
-    # principal (before any body is read).
-    app.add_middleware(RequestBodyLimitMiddleware, max_body_size=max_body_bytes)
-    app.add_middleware(BodyBudget, max_bytes=max_inflight_body_bytes)
-    app.add_middleware(DeclaredSizeLimit, max_bytes=max_body_bytes)
+    # From the inside out: the bounds of bodies (a declared length over the bound, the
+    # bodies held at once, a body cut at its bound as it streams), the position a client
+    # read (with replicas), the principal (before any body is read).
+    app.add_middleware(
+        BoundedBodies, max_bytes=max_body_bytes, max_inflight_bytes=max_inflight_body_bytes
+    )
     app.add_middleware(ReadYourWrites, store=async_store)
     app.add_middleware(AuthenticateFirst, ctx=ctx)
     if cors_origins:

@@ -15,7 +15,7 @@ from convostore import (
 from fastapi import APIRouter, Depends, Query
 from fastapi.security import HTTPBearer
 from pydantic import TypeAdapter
-from starlette.requests import HTTPConnection
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -168,9 +168,17 @@ def authenticated(scope: Scope) -> bool:
     return isinstance(scope.get("state", {}).get(_AUTHENTICATED), Principal)
 
 
+class _DeclaredBearer(HTTPBearer):
+    """Bearer auth as the OpenAPI document declares it; ``AuthenticateFirst`` has read the
+    token already, so this reads nothing."""
+
+    async def __call__(self, request: Request) -> None:  # type: ignore[override]
+        return None
+
+
 def caller_dependency(ctx: Context) -> Any:
     """The dependency giving each endpoint its ``Caller`` (and declaring bearer auth)."""
-    bearer = HTTPBearer(auto_error=False, description="A token of the server's token table")
+    bearer = _DeclaredBearer(auto_error=False, description="A token of the server's token table")
 
     async def caller(
         connection: HTTPConnection,
