@@ -39,6 +39,8 @@ from starlette.requests import Request
 HERE = Path(__file__).parent
 BIN = Path(sys.executable).parent
 USER = "u_bench"
+Run = tuple[int, float, float, float, float]
+"""One side of a cell: requests, seconds, p50 ms, p99 ms, the serving process's CPU seconds."""
 CONCURRENCY = (1, 8, 32)
 
 
@@ -48,6 +50,16 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+PIDS: dict[str, int] = {}
+"""The process serving each base URL."""
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time (user and system) process ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @contextmanager
@@ -61,6 +73,7 @@ def serve(args: list[str], env: dict[str, str]) -> Iterator[str]:
         stdout=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
+    PIDS[base] = process.pid
     try:
         for _ in range(600):
             try:
@@ -123,7 +136,15 @@ def wrk(
 ) -> tuple[int, float, float, float]:
     """wrk (one thread, ``clients`` connections) for ``seconds``: (requests, seconds, p50 ms,
     p99 ms); any answer other than 2xx fails the run."""
-    args = ["wrk", "-t1", f"-c{clients}", f"-d{max(1, round(seconds))}s", "--latency", "--timeout", "10s"]
+    args = [
+        "wrk",
+        "-t1",
+        f"-c{clients}",
+        f"-d{max(1, round(seconds))}s",
+        "--latency",
+        "--timeout",
+        "10s",
+    ]
     for name, value in headers.items():
         args += ["-H", f"{name}: {value}"]
     with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
@@ -156,27 +177,30 @@ def _seed(url: str, cells: int) -> None:
 
 async def measure(
     base: str, headers: dict[str, str], path: str, post: bool, *, clients: int, seconds: float
-) -> tuple[int, float, float, float]:
+) -> Run:
     """One side of a cell, after a request that must succeed: wrk when installed, else the
-    httpx driver of this process."""
+    httpx driver of this process; with the CPU time the serving process used meanwhile."""
     async with httpx.AsyncClient(base_url=base, headers=headers) as http:
         body = {"role": "user", "content": "warm"}
         sent = http.post(path, json=body) if post else http.get(path)
         (await sent).raise_for_status()
-    if shutil.which("wrk"):
-        return await asyncio.to_thread(wrk, base + path, headers, post, clients, seconds)
 
     def request(h: httpx.AsyncClient, i: int) -> Awaitable[httpx.Response]:
         if post:
             return h.post(path, json={"role": "user", "content": f"message {i}"})
         return h.get(path)
 
-    return await load(request, base, headers, clients, seconds)
+    before = cpu_seconds(PIDS[base])
+    if shutil.which("wrk"):
+        run = await asyncio.to_thread(wrk, base + path, headers, post, clients, seconds)
+    else:
+        run = await load(request, base, headers, clients, seconds)
+    return (*run, cpu_seconds(PIDS[base]) - before)
 
 
 async def compare(name: str, url: str, seconds: float) -> None:
     cells = len(CONCURRENCY)
-    _seed(url, 2 * cells)
+    _seed(url, 4 * cells)  # a conversation for each POST run (10,000 messages at most each)
     token, line = new_token(f"user:{USER}")
     tokens = Path(tempfile.mkdtemp()) / "tokens.txt"
     tokens.write_text(line + "\n")
@@ -190,44 +214,47 @@ async def compare(name: str, url: str, seconds: float) -> None:
         f" run floor, server, server, floor; one uvicorn worker each; load from {driver})\n"
     )
     print(
-        "| request | clients | floor req/s | server req/s | ratio | floor p50 / p99 | server p50 / p99 |"
+        "| request | clients | floor req/s | server req/s | ratio | floor CPU µs/req"
+        " | server CPU µs/req | CPU ratio | floor p50 / p99 | server p50 / p99 |"
     )
-    print("|---|---|---|---|---|---|---|")
-    cell = iter(range(2 * cells))
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    cell = iter(range(4 * cells))
     with serve(server_cmd, {}) as server, serve(floor_cmd, floor_env) as floor:
         sides = {"floor": floor, "server": server}
         for label in ("GET messages?limit=20", "POST messages"):
             post = label.startswith("POST")
             for clients in CONCURRENCY:
-                path = "/conversations/read/messages?limit=20"
-                if post:
-                    path = f"/conversations/write-{next(cell)}/messages"
-                runs: dict[str, list[tuple[int, float, float, float]]] = {"floor": [], "server": []}
+                runs: dict[str, list[Run]] = {"floor": [], "server": []}
                 for side in ("floor", "server", "server", "floor"):
+                    path = "/conversations/read/messages?limit=20"
+                    if post:
+                        path = f"/conversations/write-{next(cell)}/messages"
                     runs[side].append(
                         await measure(
                             sides[side], auth, path, post, clients=clients, seconds=seconds / 2
                         )
                     )
-                (frps, f50, f99), (srps, s50, s99) = (
+                (frps, f50, f99, fcpu), (srps, s50, s99, scpu) = (
                     _summary(runs[s]) for s in ("floor", "server")
                 )
                 print(
                     f"| {label} | {clients} | {frps:,.0f} | {srps:,.0f} | {srps / frps:.2f}x"
+                    f" | {fcpu:,.0f} | {scpu:,.0f} | {fcpu / scpu:.2f}x"
                     f" | {f50:.2f} / {f99:.2f} | {s50:.2f} / {s99:.2f} |"
                 )
         await event_latency(server, auth, url)
     await where_the_time_goes(url)
 
 
-def _summary(runs: list[tuple[int, float, float, float]]) -> tuple[float, float, float]:
-    """Requests/s over both halves; the halves' p50 and p99, averaged."""
+def _summary(runs: list[Run]) -> tuple[float, float, float, float]:
+    """Requests/s over both halves, the halves' p50 and p99 averaged, and the serving
+    process's CPU µs a request."""
     requests = sum(r[0] for r in runs)
-    elapsed = sum(r[1] for r in runs)
     return (
-        requests / elapsed,
+        requests / sum(r[1] for r in runs),
         statistics.mean(r[2] for r in runs),
         statistics.mean(r[3] for r in runs),
+        sum(r[4] for r in runs) / requests * 1e6,
     )
 
 
@@ -325,7 +352,12 @@ async def where_the_time_goes(url: str) -> None:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=4.0, help="seconds of load a side and cell (wrk: whole halves)")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=4.0,
+        help="seconds of load a side and cell (wrk: whole halves)",
+    )
     parser.add_argument("--only", choices=["sqlite", "postgres"])
     args = parser.parse_args()
     if args.only != "postgres":

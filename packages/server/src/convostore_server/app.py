@@ -40,6 +40,7 @@ from .routes import (
     search,
 )
 from .routes.common import ERRORS
+from .routes.fast import FastRoute
 from .routes.principal import AuthenticateFirst, Context, caller_dependency
 from .webview import web_app
 
@@ -59,10 +60,12 @@ def _routers(
 ) -> list[APIRouter]:
     probes = APIRouter(generate_unique_id_function=_operation_id)  # unauthenticated
     health.routes(probes, readiness)
-    router = APIRouter(responses=ERRORS, generate_unique_id_function=_operation_id)
+    router = APIRouter(
+        responses=ERRORS, generate_unique_id_function=_operation_id, route_class=FastRoute
+    )
     who = caller_dependency(ctx)
     principal.routes(router, who)
-    conversations.routes(router, who)
+    conversations.routes(router, who, ctx)
     events.routes(router, who, hub)
     memory.routes(router, who)
     search.routes(router, who)
@@ -175,6 +178,9 @@ def create_app(
         version="0.1.0",
         description="Conversations, messages and memory stores of a convostore database.",
         lifespan=lifespan,
+        # The request spans are the instrumentation's (tracing.py), with which FastAPI's own
+        # telemetry records nothing; off, it does not look up the providers at each request.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.convostore = async_store
     readiness = health.Readiness(async_store, ready_timeout)

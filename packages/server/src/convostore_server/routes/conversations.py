@@ -1,7 +1,8 @@
 """Conversations and their messages: listing, metadata, appends (one or a batch, with
 ``Idempotency-Key``), reads, edits and deletes."""
 
-from typing import Annotated, Any
+import json
+from typing import Annotated, Any, get_args
 
 from convostore import (
     ConversationMeta,
@@ -13,9 +14,10 @@ from convostore import (
 )
 from fastapi import APIRouter, Body, Header, Query
 from pydantic import Discriminator, Tag, TypeAdapter
+from starlette.requests import Request
 from starlette.responses import Response
 
-from ..errors import ApiError, not_found
+from ..errors import ApiError, not_found, path_value
 from .common import (
     Content,
     ConversationId,
@@ -26,7 +28,8 @@ from .common import (
     json_response,
     no_content,
 )
-from .principal import Caller
+from .fast import path_id, plain_query, with_lane
+from .principal import Caller, Context, caller_of
 
 
 class NewMessage(In):
@@ -169,9 +172,9 @@ async def _same_request(
         )
 
 
-def routes(router: APIRouter, Who: Any) -> None:
+def routes(router: APIRouter, Who: Any, ctx: Context) -> None:
     _conversation_routes(router, Who)
-    _message_routes(router, Who)
+    _message_routes(router, Who, ctx)
 
 
 def _conversation_routes(router: APIRouter, Who: Any) -> None:
@@ -254,19 +257,121 @@ def _conversation_routes(router: APIRouter, Who: Any) -> None:
         return no_content()
 
 
-def _message_routes(router: APIRouter, Who: Any) -> None:
+async def _read_page(
+    who: Caller,
+    conversation_id: str,
+    *,
+    limit: int,
+    order: Order,
+    after: str | None,
+    before: str | None,
+) -> Response:
+    """``GET .../messages``: the page, and whether more lie each way."""
+
+    async def read(size: int, after: str | None, before: str | None) -> list[Message]:
+        messages: list[Message] = await who.call(
+            lambda s: s.get_messages(
+                conversation_id=conversation_id,
+                limit=size,
+                order=order,
+                after=after,
+                before=before,
+                user_id=who.user_id,
+            )
+        )
+        return messages
+
+    # One message more than the page tells whether there are more that way; the largest
+    # page size cannot ask for one more, so it asks again, past the page, for one.
+    ask = limit + 1 if 0 < limit < who.store.limits.max_page_size else limit
+    messages = await read(ask, after, before)
+    page = _MessagePage(messages, limit, order=order, after=after, before=before)
+    if page.full and ask == limit:
+        try:
+            page.more = bool(await read(1, *page.beyond()))
+        except MemoryValidationError:  # the page's last message went meanwhile
+            page.more = True
+    return json_response(page.result(), _MESSAGE_PAGE)
+
+
+async def _append(
+    who: Caller, conversation_id: str, body: NewMessage | NewMessages, idempotency_key: str | None
+) -> Response:
+    """``POST .../messages``: one message, or a batch."""
+    if isinstance(body, NewMessage):
+        mid = body.message_id
+        if idempotency_key is not None and mid is not None and mid != idempotency_key:
+            raise ApiError(
+                400,
+                "invalid_argument",
+                "messageId and the Idempotency-Key header differ; give one of them",
+                argument="messageId",
+            )
+        if idempotency_key is not None and mid is None:
+            await _same_request(who, conversation_id, idempotency_key, None)
+        message_id = await who.store.append_message(
+            conversation_id=conversation_id,
+            role=body.role,
+            content=body.content,
+            metadata=body.metadata,
+            user_id=who.user_id,
+            message_id=mid or idempotency_key,
+        )
+        return json_response(Appended(message_id=message_id), _APPENDED, 201)
+    batch: list[Any] = []
+    keyed: list[int] = []
+    for i, m in enumerate(body.messages):
+        mid = m.message_id
+        if mid is None and idempotency_key is not None:
+            mid = f"{idempotency_key}:{i}"
+            keyed.append(i)
+        batch.append(
+            {"role": m.role, "content": m.content, "metadata": m.metadata, "message_id": mid}
+        )
+    if idempotency_key is not None:
+        await _same_request(who, conversation_id, idempotency_key, keyed, len(batch))
+    ids = await who.store.append_messages(
+        conversation_id=conversation_id, messages=batch, user_id=who.user_id
+    )
+    return json_response(AppendedBatch(message_ids=ids), _APPENDED_BATCH, 201)
+
+
+DEFAULT_LIMIT = 20
+DEFAULT_ORDER: Order = "asc"
+_ORDERS: tuple[Order, ...] = get_args(Order)
+_READ_QUERY = frozenset({"limit", "order", "after", "before", "userId"})
+_WRITE_QUERY = frozenset({"userId"})
+_NEW_MESSAGES: TypeAdapter[NewMessage | NewMessages] = TypeAdapter(NewMessageOrBatch)
+
+
+def _message_routes(router: APIRouter, Who: Any, ctx: Context) -> None:
+    async def read_plainly(request: Request) -> Response | None:
+        """``get_messages`` for a plain request (``fast.py``)."""
+        query = plain_query(request, _READ_QUERY)
+        cid = path_id(request, "conversationId")
+        if query is None or cid is None:
+            return None
+        limit, order = query.get("limit", str(DEFAULT_LIMIT)), query.get("order", DEFAULT_ORDER)
+        if not (limit.isdigit() and len(limit) < 10) or order not in _ORDERS:
+            return None
+        who = caller_of(ctx, request.scope, query.get("userId"))
+        after, before = query.get("after"), query.get("before")
+        return await _read_page(
+            who, path_value(cid), limit=int(limit), order=order, after=after, before=before
+        )
 
     @router.get(
         "/conversations/{conversationId}/messages",
         response_model=ListMessagesResult,
         tags=["messages"],
     )
+    @with_lane(read_plainly)
     async def get_messages(
         *,
         who: Who,
         conversation_id: ConversationId,
-        limit: Limit = 20,
-        order: Order = "asc",
+        limit: Limit = DEFAULT_LIMIT,
+        order: Order = DEFAULT_ORDER,
         after: Annotated[
             str | None, Query(description="A messageId (a nextCursor): the page after it")
         ] = None,
@@ -276,31 +381,28 @@ def _message_routes(router: APIRouter, Who: Any) -> None:
     ) -> Response:
         """A page of messages, with the cursors of the pages after it and before it in time
         (``{"items": []}`` for a conversation that does not exist)."""
+        return await _read_page(
+            who, conversation_id, limit=limit, order=order, after=after, before=before
+        )
 
-        async def read(size: int, after: str | None, before: str | None) -> list[Message]:
-            messages: list[Message] = await who.call(
-                lambda s: s.get_messages(
-                    conversation_id=conversation_id,
-                    limit=size,
-                    order=order,
-                    after=after,
-                    before=before,
-                    user_id=who.user_id,
-                )
-            )
-            return messages
-
-        # One message more than the page tells whether there are more that way; the largest
-        # page size cannot ask for one more, so it asks again, past the page, for one.
-        ask = limit + 1 if 0 < limit < who.store.limits.max_page_size else limit
-        messages = await read(ask, after, before)
-        page = _MessagePage(messages, limit, order=order, after=after, before=before)
-        if page.full and ask == limit:
-            try:
-                page.more = bool(await read(1, *page.beyond()))
-            except MemoryValidationError:  # the page's last message went meanwhile
-                page.more = True
-        return json_response(page.result(), _MESSAGE_PAGE)
+    async def append_plainly(request: Request) -> Response | None:
+        """``append_messages`` for a plain request (``fast.py``): a JSON body its model takes."""
+        query = plain_query(request, _WRITE_QUERY)
+        cid = path_id(request, "conversationId")
+        keys = request.headers.getlist("idempotency-key")
+        if (
+            query is None
+            or cid is None
+            or len(keys) > 1
+            or request.headers.get("content-type") != "application/json"
+        ):
+            return None
+        try:
+            body = _NEW_MESSAGES.validate_python(json.loads(await request.body()))
+        except Exception:  # not JSON (or too deep), or not the model's: the
+            return None  # regular handler reads it again and answers as it does
+        who = caller_of(ctx, request.scope, query.get("userId"))
+        return await _append(who, path_value(cid), body, keys[0] if keys else None)
 
     @router.post(
         "/conversations/{conversationId}/messages",
@@ -308,6 +410,7 @@ def _message_routes(router: APIRouter, Who: Any) -> None:
         response_model=Appended | AppendedBatch,
         tags=["messages"],
     )
+    @with_lane(append_plainly)
     async def append_messages(
         *,
         who: Who,
@@ -324,42 +427,7 @@ def _message_routes(router: APIRouter, Who: Any) -> None:
     ) -> Response:
         """Append one message, or a batch atomically; creates the conversation (as the
         caller's) if it does not exist."""
-        if isinstance(body, NewMessage):
-            mid = body.message_id
-            if idempotency_key is not None and mid is not None and mid != idempotency_key:
-                raise ApiError(
-                    400,
-                    "invalid_argument",
-                    "messageId and the Idempotency-Key header differ; give one of them",
-                    argument="messageId",
-                )
-            if idempotency_key is not None and mid is None:
-                await _same_request(who, conversation_id, idempotency_key, None)
-            message_id = await who.store.append_message(
-                conversation_id=conversation_id,
-                role=body.role,
-                content=body.content,
-                metadata=body.metadata,
-                user_id=who.user_id,
-                message_id=mid or idempotency_key,
-            )
-            return json_response(Appended(message_id=message_id), _APPENDED, 201)
-        batch: list[Any] = []
-        keyed: list[int] = []
-        for i, m in enumerate(body.messages):
-            mid = m.message_id
-            if mid is None and idempotency_key is not None:
-                mid = f"{idempotency_key}:{i}"
-                keyed.append(i)
-            batch.append(
-                {"role": m.role, "content": m.content, "metadata": m.metadata, "message_id": mid}
-            )
-        if idempotency_key is not None:
-            await _same_request(who, conversation_id, idempotency_key, keyed, len(batch))
-        ids = await who.store.append_messages(
-            conversation_id=conversation_id, messages=batch, user_id=who.user_id
-        )
-        return json_response(AppendedBatch(message_ids=ids), _APPENDED_BATCH, 201)
+        return await _append(who, conversation_id, body, idempotency_key)
 
     @router.delete("/conversations/{conversationId}/messages", status_code=204, tags=["messages"])
     async def clear_messages(*, who: Who, conversation_id: ConversationId) -> Response:

@@ -163,6 +163,15 @@ class AuthenticateFirst:
         await self.app(scope, receive, send)
 
 
+def caller_of(ctx: Context, scope: Scope, as_user: str | None) -> Caller:
+    """The request's ``Caller`` (``as_user``: the ``userId`` asked), or the refusal
+    ``AuthenticateFirst`` found, raised."""
+    found = scope["state"][_AUTHENTICATED]  # by AuthenticateFirst
+    if isinstance(found, ApiError):
+        raise found
+    return ctx.caller(found, as_user)
+
+
 def authenticated(scope: Scope) -> bool:
     """Whether ``AuthenticateFirst`` found a principal for this request."""
     return isinstance(scope.get("state", {}).get(_AUTHENTICATED), Principal)
@@ -191,10 +200,7 @@ def caller_dependency(ctx: Context) -> Any:
             ),
         ] = None,
     ) -> Caller:
-        found = connection.scope["state"][_AUTHENTICATED]  # by AuthenticateFirst
-        if isinstance(found, ApiError):
-            raise found
-        return ctx.caller(found, as_user)
+        return caller_of(ctx, connection.scope, as_user)
 
     return Annotated[Caller, Depends(caller)]
 
