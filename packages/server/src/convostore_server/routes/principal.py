@@ -187,7 +187,11 @@ class _DeclaredBearer(HTTPBearer):
 
 def caller_dependency(ctx: Context) -> Any:
     """The dependency giving each endpoint its ``Caller`` (and declaring bearer auth)."""
-    bearer = _DeclaredBearer(auto_error=False, description="A token of the server's token table")
+    bearer = _DeclaredBearer(
+        auto_error=False,
+        scheme_name="HTTPBearer",  # the document's name of the scheme
+        description="A token of the server's token table",
+    )
 
     async def caller(
         connection: HTTPConnection,
