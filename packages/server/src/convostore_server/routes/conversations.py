@@ -175,6 +175,7 @@ async def _same_request(
 def routes(router: APIRouter, Who: Any, ctx: Context) -> None:
     _conversation_routes(router, Who)
     _message_routes(router, Who, ctx)
+    _message_item_routes(router, Who)
 
 
 def _conversation_routes(router: APIRouter, Who: Any) -> None:
@@ -257,96 +258,19 @@ def _conversation_routes(router: APIRouter, Who: Any) -> None:
         return no_content()
 
 
-async def _read_page(
-    who: Caller,
-    conversation_id: str,
-    *,
-    limit: int,
-    order: Order,
-    after: str | None,
-    before: str | None,
-) -> Response:
-    """``GET .../messages``: the page, and whether more lie each way."""
-
-    async def read(size: int, after: str | None, before: str | None) -> list[Message]:
-        messages: list[Message] = await who.call(
-            lambda s: s.get_messages(
-                conversation_id=conversation_id,
-                limit=size,
-                order=order,
-                after=after,
-                before=before,
-                user_id=who.user_id,
-            )
-        )
-        return messages
-
-    # One message more than the page tells whether there are more that way; the largest
-    # page size cannot ask for one more, so it asks again, past the page, for one.
-    ask = limit + 1 if 0 < limit < who.store.limits.max_page_size else limit
-    messages = await read(ask, after, before)
-    page = _MessagePage(messages, limit, order=order, after=after, before=before)
-    if page.full and ask == limit:
-        try:
-            page.more = bool(await read(1, *page.beyond()))
-        except MemoryValidationError:  # the page's last message went meanwhile
-            page.more = True
-    return json_response(page.result(), _MESSAGE_PAGE)
-
-
-async def _append(
-    who: Caller, conversation_id: str, body: NewMessage | NewMessages, idempotency_key: str | None
-) -> Response:
-    """``POST .../messages``: one message, or a batch."""
-    if isinstance(body, NewMessage):
-        mid = body.message_id
-        if idempotency_key is not None and mid is not None and mid != idempotency_key:
-            raise ApiError(
-                400,
-                "invalid_argument",
-                "messageId and the Idempotency-Key header differ; give one of them",
-                argument="messageId",
-            )
-        if idempotency_key is not None and mid is None:
-            await _same_request(who, conversation_id, idempotency_key, None)
-        message_id = await who.store.append_message(
-            conversation_id=conversation_id,
-            role=body.role,
-            content=body.content,
-            metadata=body.metadata,
-            user_id=who.user_id,
-            message_id=mid or idempotency_key,
-        )
-        return json_response(Appended(message_id=message_id), _APPENDED, 201)
-    batch: list[Any] = []
-    keyed: list[int] = []
-    for i, m in enumerate(body.messages):
-        mid = m.message_id
-        if mid is None and idempotency_key is not None:
-            mid = f"{idempotency_key}:{i}"
-            keyed.append(i)
-        batch.append(
-            {"role": m.role, "content": m.content, "metadata": m.metadata, "message_id": mid}
-        )
-    if idempotency_key is not None:
-        await _same_request(who, conversation_id, idempotency_key, keyed, len(batch))
-    ids = await who.store.append_messages(
-        conversation_id=conversation_id, messages=batch, user_id=who.user_id
-    )
-    return json_response(AppendedBatch(message_ids=ids), _APPENDED_BATCH, 201)
-
-
 DEFAULT_LIMIT = 20
 DEFAULT_ORDER: Order = "asc"
-_ORDERS: tuple[Order, ...] = get_args(Order)
+_ORDERS: tuple[str, ...] = get_args(Order)
 _READ_QUERY = frozenset({"limit", "order", "after", "before", "userId"})
 _WRITE_QUERY = frozenset({"userId"})
 _NEW_MESSAGES: TypeAdapter[NewMessage | NewMessages] = TypeAdapter(NewMessageOrBatch)
 
 
 def _message_routes(router: APIRouter, Who: Any, ctx: Context) -> None:
+    # The fast lanes (fast.py) of the two busiest endpoints: a plain request, its parameters
+    # read here, answered by the endpoint's own function.
+
     async def read_plainly(request: Request) -> Response | None:
-        """``get_messages`` for a plain request (``fast.py``)."""
         query = plain_query(request, _READ_QUERY)
         cid = path_id(request, "conversationId")
         if query is None or cid is None:
@@ -354,10 +278,35 @@ def _message_routes(router: APIRouter, Who: Any, ctx: Context) -> None:
         limit, order = query.get("limit", str(DEFAULT_LIMIT)), query.get("order", DEFAULT_ORDER)
         if not (limit.isdigit() and len(limit) < 10) or order not in _ORDERS:
             return None
-        who = caller_of(ctx, request.scope, query.get("userId"))
-        after, before = query.get("after"), query.get("before")
-        return await _read_page(
-            who, path_value(cid), limit=int(limit), order=order, after=after, before=before
+        return await get_messages(
+            who=caller_of(ctx, request.scope, query.get("userId")),
+            conversation_id=path_value(cid),
+            limit=int(limit),
+            order=order,  # type: ignore[arg-type]  # one of _ORDERS
+            after=query.get("after"),
+            before=query.get("before"),
+        )
+
+    async def append_plainly(request: Request) -> Response | None:
+        query = plain_query(request, _WRITE_QUERY)
+        cid = path_id(request, "conversationId")
+        keys = request.headers.getlist("idempotency-key")
+        if (
+            query is None
+            or cid is None
+            or len(keys) > 1
+            or request.headers.get("content-type") != "application/json"
+        ):
+            return None
+        try:
+            body = _NEW_MESSAGES.validate_python(json.loads(await request.body()))
+        except Exception:  # not JSON (or too deep), or not the model's: the
+            return None  # regular handler reads it again and answers as it does
+        return await append_messages(
+            who=caller_of(ctx, request.scope, query.get("userId")),
+            conversation_id=path_value(cid),
+            body=body,
+            idempotency_key=keys[0] if keys else None,
         )
 
     @router.get(
@@ -381,28 +330,31 @@ def _message_routes(router: APIRouter, Who: Any, ctx: Context) -> None:
     ) -> Response:
         """A page of messages, with the cursors of the pages after it and before it in time
         (``{"items": []}`` for a conversation that does not exist)."""
-        return await _read_page(
-            who, conversation_id, limit=limit, order=order, after=after, before=before
-        )
 
-    async def append_plainly(request: Request) -> Response | None:
-        """``append_messages`` for a plain request (``fast.py``): a JSON body its model takes."""
-        query = plain_query(request, _WRITE_QUERY)
-        cid = path_id(request, "conversationId")
-        keys = request.headers.getlist("idempotency-key")
-        if (
-            query is None
-            or cid is None
-            or len(keys) > 1
-            or request.headers.get("content-type") != "application/json"
-        ):
-            return None
-        try:
-            body = _NEW_MESSAGES.validate_python(json.loads(await request.body()))
-        except Exception:  # not JSON (or too deep), or not the model's: the
-            return None  # regular handler reads it again and answers as it does
-        who = caller_of(ctx, request.scope, query.get("userId"))
-        return await _append(who, path_value(cid), body, keys[0] if keys else None)
+        async def read(size: int, after: str | None, before: str | None) -> list[Message]:
+            messages: list[Message] = await who.call(
+                lambda s: s.get_messages(
+                    conversation_id=conversation_id,
+                    limit=size,
+                    order=order,
+                    after=after,
+                    before=before,
+                    user_id=who.user_id,
+                )
+            )
+            return messages
+
+        # One message more than the page tells whether there are more that way; the largest
+        # page size cannot ask for one more, so it asks again, past the page, for one.
+        ask = limit + 1 if 0 < limit < who.store.limits.max_page_size else limit
+        messages = await read(ask, after, before)
+        page = _MessagePage(messages, limit, order=order, after=after, before=before)
+        if page.full and ask == limit:
+            try:
+                page.more = bool(await read(1, *page.beyond()))
+            except MemoryValidationError:  # the page's last message went meanwhile
+                page.more = True
+        return json_response(page.result(), _MESSAGE_PAGE)
 
     @router.post(
         "/conversations/{conversationId}/messages",
@@ -427,8 +379,45 @@ def _message_routes(router: APIRouter, Who: Any, ctx: Context) -> None:
     ) -> Response:
         """Append one message, or a batch atomically; creates the conversation (as the
         caller's) if it does not exist."""
-        return await _append(who, conversation_id, body, idempotency_key)
+        if isinstance(body, NewMessage):
+            mid = body.message_id
+            if idempotency_key is not None and mid is not None and mid != idempotency_key:
+                raise ApiError(
+                    400,
+                    "invalid_argument",
+                    "messageId and the Idempotency-Key header differ; give one of them",
+                    argument="messageId",
+                )
+            if idempotency_key is not None and mid is None:
+                await _same_request(who, conversation_id, idempotency_key, None)
+            message_id = await who.store.append_message(
+                conversation_id=conversation_id,
+                role=body.role,
+                content=body.content,
+                metadata=body.metadata,
+                user_id=who.user_id,
+                message_id=mid or idempotency_key,
+            )
+            return json_response(Appended(message_id=message_id), _APPENDED, 201)
+        batch: list[Any] = []
+        keyed: list[int] = []
+        for i, m in enumerate(body.messages):
+            mid = m.message_id
+            if mid is None and idempotency_key is not None:
+                mid = f"{idempotency_key}:{i}"
+                keyed.append(i)
+            batch.append(
+                {"role": m.role, "content": m.content, "metadata": m.metadata, "message_id": mid}
+            )
+        if idempotency_key is not None:
+            await _same_request(who, conversation_id, idempotency_key, keyed, len(batch))
+        ids = await who.store.append_messages(
+            conversation_id=conversation_id, messages=batch, user_id=who.user_id
+        )
+        return json_response(AppendedBatch(message_ids=ids), _APPENDED_BATCH, 201)
 
+
+def _message_item_routes(router: APIRouter, Who: Any) -> None:
     @router.delete("/conversations/{conversationId}/messages", status_code=204, tags=["messages"])
     async def clear_messages(*, who: Who, conversation_id: ConversationId) -> Response:
         """Delete every message of the conversation; its metadata stays."""
