@@ -1,13 +1,16 @@
-"""convostore-server against the floor: requests per second and p50/p99 latency of
-``GET .../messages?limit=20`` and ``POST .../messages`` at 1, 8 and 32 concurrent clients.
+"""convostore-server against the floor: requests per second, the serving process's CPU time
+per request and p50/p99 latency of ``GET .../messages?limit=20`` and ``POST .../messages`` at
+1, 8 and 32 concurrent clients.
 
     .venvs/server/bin/python benchmarks/server_bench.py [--seconds 4] [--only sqlite|postgres]
 
 Both apps run under the same uvicorn (one worker, no access log) on the same database; the
-floor (benchmarks/server_floor.py) is FastAPI running the equivalent raw SQL with no auth,
-validation or store. The load comes from this process (httpx, asyncio), on the same 2 cores,
-so absolute figures are the machine's; the ratio is the point. Then where the time of one
-request goes, measured in this process without HTTP.
+floor (benchmarks/server_floor.py) is the leanest authenticated endpoint: async, the token's
+SHA-256 compared, the owner checked in the statement, hand-written SQL, ``json``. The load
+comes from wrk (or, without it, from this process), on the same 2 cores, each cell in two
+halves (floor, server, server, floor), so absolute figures are the machine's; the ratios are
+the point, the CPU one the steadier. Then where the time of one request goes, measured in
+this process without HTTP.
 """
 
 from __future__ import annotations
