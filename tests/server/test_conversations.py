@@ -432,3 +432,38 @@ def test_hostile_values_in_paths_queries_and_bodies(server: Server) -> None:
     huge_int = '{"role": "user", "content": "x", "metadata": {"n": ' + "9" * 5000 + "}}"
     assert 400 <= alice.post(url, content=huge_int, headers=JSON).status_code < 500
     assert [m["content"] for m in _messages(alice, cid)] == ["x"]
+
+
+def test_the_fast_lane_and_the_regular_handler_answer_alike(server: Server) -> None:
+    """A plain request takes the endpoint's fast lane (routes/fast.py), one with anything to
+    decode or an unusual header the regular handler: both answer the same, byte for byte."""
+    alice, bob, cid = server.client("alice"), server.client("bob"), new_id()
+    url = f"/conversations/{cid}/messages"
+    body = json.dumps({"role": "user", "content": "hi"})
+    plain = alice.post(url, content=body, headers=JSON)  # the lane
+    regular = alice.post(url, content=body, headers={"content-type": "application/json; x=1"})
+    assert plain.status_code == regular.status_code == 201
+    keyed = [
+        alice.post(url, content=body, headers={**JSON, "Idempotency-Key": "k"}),
+        alice.post(url, content=body, headers={**JSON, "Idempotency-Key": "k", "x": "1"}),
+        alice.post(url + "?userId=alic%65", content=body, headers={**JSON, "Idempotency-Key": "k"}),
+    ]
+    assert {r.status_code for r in keyed} == {201} and len({r.text for r in keyed}) == 1
+    for query, encoded in [
+        ("limit=2", "limit=%32"),
+        ("limit=2&order=desc", "limit=2&order=des%63"),
+        ("order=desc&userId=alice", "order=desc&userId=alic%65"),
+        (f"after={plain.json()['messageId']}", f"after={plain.json()['messageId']}&x="),
+        ("limit=0", "limit=%30"),
+        ("limit=1000", "limit=100%30"),  # over the store's limit: 400 either way
+        ("order=up", "order=u%70"),  # 422 either way
+        ("userId=bob", "userId=bo%62"),  # 403 either way
+    ]:
+        fast, slow = alice.get(f"{url}?{query}"), alice.get(f"{url}?{encoded}")
+        assert (fast.status_code, fast.text) == (slow.status_code, slow.text), query
+    for client in (bob, server.client(None)):  # another user's, no token: as before
+        fast, slow = client.get(f"{url}?limit=2"), client.get(f"{url}?limit=%32")
+        assert (fast.status_code, fast.text) == (slow.status_code, slow.text)
+        fast = client.post(url, content=body, headers=JSON)
+        slow = client.post(url, content=body, headers={"content-type": "application/json; x=1"})
+        assert (fast.status_code, fast.text) == (slow.status_code, slow.text)

@@ -8,6 +8,7 @@ from urllib.parse import unquote
 from convostore import AsyncConversationStore, MemoryValidationError
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
+from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import ErrorDetail, error_response
@@ -110,6 +111,33 @@ class BodyBudget:
             self.free += held
 
 
+def _has_body(scope: Scope) -> bool:
+    """Whether a request announces a body: a ``Content-Length`` other than 0, or a
+    ``Transfer-Encoding`` (without either, HTTP/1.1 gives it none)."""
+    for name, value in scope["headers"]:
+        if name == b"transfer-encoding" or (name == b"content-length" and value.strip() != b"0"):
+            return True
+    return False
+
+
+class BoundedBodies:
+    """The bounds of request bodies, from the outside in: a declared length over
+    ``max_bytes`` (``DeclaredSizeLimit``), the bodies held at once (``BodyBudget``), a body cut
+    at ``max_bytes`` as it streams (Starlette's ``RequestBodyLimitMiddleware``). A request
+    that announces no body (most reads) has none to bound and goes straight to ``app``."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int, max_inflight_bytes: int) -> None:
+        self.app = app
+        streamed = RequestBodyLimitMiddleware(app, max_body_size=max_bytes)
+        self.bounded = DeclaredSizeLimit(BodyBudget(streamed, max_inflight_bytes), max_bytes)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and _has_body(scope):
+            await self.bounded(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+
 POSITION_HEADER = "Convostore-Position"
 
 
@@ -124,6 +152,7 @@ class ReadYourWrites:
     def __init__(self, app: ASGIApp, store: AsyncConversationStore) -> None:
         self.app = app
         self.store = store
+        self.replicated = store.replica_position() is not None  # else never a position
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -141,6 +170,9 @@ class ReadYourWrites:
                 )
                 await error_response(400, detail)(scope, receive, send)
                 return
+        if not self.replicated:
+            await self.app(scope, receive, send)
+            return
 
         async def send_position(message: Message) -> None:
             if message["type"] == "http.response.start":

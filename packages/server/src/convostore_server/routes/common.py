@@ -52,7 +52,7 @@ def no_content() -> Response:
 
 
 def _decoded(name: str, description: str) -> Any:
-    def param(value: Annotated[str, Path(alias=name, description=description)]) -> str:
+    async def param(value: Annotated[str, Path(alias=name, description=description)]) -> str:
         return path_value(value)
 
     return Depends(param)
@@ -63,7 +63,7 @@ def _chosen(name: str, what: str) -> Any:
     ``.`` and ``..``, which clients' URLs resolve away even percent-encoded (``%2E``). The
     path then holds ``-``."""
 
-    def param(
+    async def param(
         in_path: Annotated[
             str,
             Path(

@@ -1,7 +1,8 @@
 """Conversations and their messages: listing, metadata, appends (one or a batch, with
 ``Idempotency-Key``), reads, edits and deletes."""
 
-from typing import Annotated, Any
+import json
+from typing import Annotated, Any, get_args
 
 from convostore import (
     ConversationMeta,
@@ -13,9 +14,10 @@ from convostore import (
 )
 from fastapi import APIRouter, Body, Header, Query
 from pydantic import Discriminator, Tag, TypeAdapter
+from starlette.requests import Request
 from starlette.responses import Response
 
-from ..errors import ApiError, not_found
+from ..errors import ApiError, not_found, path_value
 from .common import (
     Content,
     ConversationId,
@@ -26,7 +28,8 @@ from .common import (
     json_response,
     no_content,
 )
-from .principal import Caller
+from .fast import path_id, plain_query, with_lane
+from .principal import Caller, Context, caller_of
 
 
 class NewMessage(In):
@@ -172,9 +175,10 @@ async def _same_request(
         )
 
 
-def routes(router: APIRouter, Who: Any) -> None:
+def routes(router: APIRouter, Who: Any, ctx: Context) -> None:
     _conversation_routes(router, Who)
-    _message_routes(router, Who)
+    _message_routes(router, Who, ctx)
+    _message_item_routes(router, Who)
 
 
 def _conversation_routes(router: APIRouter, Who: Any) -> None:
@@ -260,19 +264,69 @@ def _conversation_routes(router: APIRouter, Who: Any) -> None:
         return no_content()
 
 
-def _message_routes(router: APIRouter, Who: Any) -> None:
+DEFAULT_LIMIT = 20
+DEFAULT_ORDER: Order = "asc"
+_ORDERS: tuple[str, ...] = get_args(Order)
+_READ_QUERY = frozenset({"limit", "order", "after", "before", "userId"})
+_WRITE_QUERY = frozenset({"userId"})
+_NEW_MESSAGES: TypeAdapter[NewMessage | NewMessages] = TypeAdapter(NewMessageOrBatch)
+
+
+def _message_routes(router: APIRouter, Who: Any, ctx: Context) -> None:
+    # The fast lanes (fast.py) of the two busiest endpoints: a plain request, its parameters
+    # read here, answered by the endpoint's own function.
+
+    async def read_plainly(request: Request) -> Response | None:
+        query = plain_query(request, _READ_QUERY)
+        cid = path_id(request, "conversationId")
+        if query is None or cid is None:
+            return None
+        limit, order = query.get("limit", str(DEFAULT_LIMIT)), query.get("order", DEFAULT_ORDER)
+        if not (limit.isdigit() and len(limit) < 10) or order not in _ORDERS:
+            return None
+        return await get_messages(
+            who=caller_of(ctx, request.scope, query.get("userId")),
+            conversation_id=path_value(cid),
+            limit=int(limit),
+            order=order,  # type: ignore[arg-type]  # one of _ORDERS
+            after=query.get("after"),
+            before=query.get("before"),
+        )
+
+    async def append_plainly(request: Request) -> Response | None:
+        query = plain_query(request, _WRITE_QUERY)
+        cid = path_id(request, "conversationId")
+        keys = request.headers.getlist("idempotency-key")
+        if (
+            query is None
+            or cid is None
+            or len(keys) > 1
+            or request.headers.get("content-type") != "application/json"
+        ):
+            return None
+        try:
+            body = _NEW_MESSAGES.validate_python(json.loads(await request.body()))
+        except Exception:  # not JSON (or too deep), or not the model's: the
+            return None  # regular handler reads it again and answers as it does
+        return await append_messages(
+            who=caller_of(ctx, request.scope, query.get("userId")),
+            conversation_id=path_value(cid),
+            body=body,
+            idempotency_key=keys[0] if keys else None,
+        )
 
     @router.get(
         "/conversations/{conversationId}/messages",
         response_model=ListMessagesResult,
         tags=["messages"],
     )
+    @with_lane(read_plainly)
     async def get_messages(
         *,
         who: Who,
         conversation_id: ConversationId,
-        limit: Limit = 20,
-        order: Order = "asc",
+        limit: Limit = DEFAULT_LIMIT,
+        order: Order = DEFAULT_ORDER,
         after: Annotated[
             str | None, Query(description="A messageId (a nextCursor): the page after it")
         ] = None,
@@ -314,6 +368,7 @@ def _message_routes(router: APIRouter, Who: Any) -> None:
         response_model=Appended | AppendedBatch,
         tags=["messages"],
     )
+    @with_lane(append_plainly)
     async def append_messages(
         *,
         who: Who,
@@ -373,6 +428,8 @@ def _message_routes(router: APIRouter, Who: Any) -> None:
         )
         return json_response(AppendedBatch(message_ids=ids), _APPENDED_BATCH, 201)
 
+
+def _message_item_routes(router: APIRouter, Who: Any) -> None:
     @router.delete("/conversations/{conversationId}/messages", status_code=204, tags=["messages"])
     async def clear_messages(*, who: Who, conversation_id: ConversationId) -> Response:
         """Delete every message of the conversation; its metadata stays."""

@@ -15,7 +15,7 @@ from convostore import (
 from fastapi import APIRouter, Depends, Query
 from fastapi.security import HTTPBearer
 from pydantic import TypeAdapter
-from starlette.requests import HTTPConnection
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -180,14 +180,35 @@ class AuthenticateFirst:
         await self.app(scope, receive, send)
 
 
+def caller_of(ctx: Context, scope: Scope, as_user: str | None) -> Caller:
+    """The request's ``Caller`` (``as_user``: the ``userId`` asked), or the refusal
+    ``AuthenticateFirst`` found, raised."""
+    found = scope["state"][_AUTHENTICATED]  # by AuthenticateFirst
+    if isinstance(found, ApiError):
+        raise found
+    return ctx.caller(found, as_user)
+
+
 def authenticated(scope: Scope) -> bool:
     """Whether ``AuthenticateFirst`` found a principal for this request."""
     return isinstance(scope.get("state", {}).get(_AUTHENTICATED), Principal)
 
 
+class _DeclaredBearer(HTTPBearer):
+    """Bearer auth as the OpenAPI document declares it; ``AuthenticateFirst`` has read the
+    token already, so this reads nothing."""
+
+    async def __call__(self, request: Request) -> None:  # type: ignore[override]
+        return None
+
+
 def caller_dependency(ctx: Context) -> Any:
     """The dependency giving each endpoint its ``Caller`` (and declaring bearer auth)."""
-    bearer = HTTPBearer(auto_error=False, description="A token of the server's token table")
+    bearer = _DeclaredBearer(
+        auto_error=False,
+        scheme_name="HTTPBearer",  # the document's name of the scheme
+        description="A token of the server's token table",
+    )
 
     async def caller(
         connection: HTTPConnection,
@@ -200,10 +221,7 @@ def caller_dependency(ctx: Context) -> Any:
             ),
         ] = None,
     ) -> Caller:
-        found = connection.scope["state"][_AUTHENTICATED]  # by AuthenticateFirst
-        if isinstance(found, ApiError):
-            raise found
-        return ctx.caller(found, as_user)
+        return caller_of(ctx, connection.scope, as_user)
 
     return Annotated[Caller, Depends(caller)]
 
