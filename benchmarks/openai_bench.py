@@ -333,7 +333,7 @@ def writers_rate(kind: str, schema: str, writers: int) -> float:
     for p in procs:
         p.start()
     for _ in procs:
-        ready.get(timeout=60)
+        ready.get(timeout=600)  # each writer imports the SDK first: slow on a loaded machine
     t0 = time.perf_counter()
     start.set()
     for p in procs:
