@@ -6,7 +6,8 @@ SQLite: ``agents.SQLiteSession`` on a file against ``ConvostoreSession`` on a fi
 PostgreSQL (when reachable at $CONVOSTORE_TEST_PG, default postgresql://postgres@127.0.0.1:5432/test):
 ``SQLAlchemySession`` (asyncpg) against ``ConvostoreSession`` (psycopg), each in a fresh schema.
 
-Workloads: ``add`` = 100 x ``add_items(10 items)`` into an empty session; ``get all`` =
+Workloads: ``add`` = 100 x ``add_items(10 items)`` into an empty session; ``fill`` = 100 x
+``add_items(100 items)`` into an empty session (10,000 items); ``get all`` =
 ``get_items()`` of a 10,000-item session; ``get 20`` = ``get_items(limit=20)`` of the same
 (per call, averaged over 100 calls per sample).
 Writers (PostgreSQL): 1, 2, 4 and 8 processes, each appending ``add_items`` of one item
@@ -98,6 +99,11 @@ async def add_run(session: Any) -> None:
         await session.add_items(batch)
 
 
+async def fill_run(session: Any) -> None:
+    for batch in FILL:
+        await session.add_items(batch)
+
+
 async def get_20_run(session: Any) -> None:
     for _ in range(GET_20_CALLS):
         await session.get_items(limit=20)
@@ -115,6 +121,7 @@ class Side:
         self.make = make
         self.close = close
         self.add: list[float] = []
+        self.fill: list[float] = []
         self.get_all: list[float] = []
         self.get_20: list[float] = []
         self.bytes: int | None = None
@@ -131,6 +138,10 @@ async def bench_pair(sides: list[Side], reps: int) -> None:
             session = side.make(f"add-{rep}-{uuid.uuid4().hex[:6]}")
             side.add.append(await timed(lambda s=session: add_run(s)))
             assert len(await session.get_items()) == 1000
+            await maybe_await(side.close(session))
+            session = side.make(f"fill-{rep}-{uuid.uuid4().hex[:6]}")
+            side.fill.append(await timed(lambda s=session: fill_run(s)))
+            assert len(await session.get_items(limit=20)) == 20
             await maybe_await(side.close(session))
     big = []
     for side in sides:
@@ -162,6 +173,7 @@ def print_table(title: str, anchor: Side, *others: Side) -> None:
     print("|---|---|" + "---|---|" * len(others))
     for label, attr in (
         ("100 x add_items(10)", "add"),
+        ("10,000 items 100 at a time (100 x add_items(100))", "fill"),
         ("get_items() of 10,000", "get_all"),
         ("get_items(limit=20) of 10,000", "get_20"),
     ):
@@ -321,7 +333,7 @@ def writers_rate(kind: str, schema: str, writers: int) -> float:
     for p in procs:
         p.start()
     for _ in procs:
-        ready.get(timeout=60)
+        ready.get(timeout=600)  # each writer imports the SDK first: slow on a loaded machine
     t0 = time.perf_counter()
     start.set()
     for p in procs:

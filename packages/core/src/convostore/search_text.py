@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from .errors import MemoryValidationError
@@ -27,20 +27,27 @@ SNIPPET_CHARS = 200
 _TERM = re.compile(r'"([^"]*)"|(\S+)')
 
 
-def _strings(value: Any, depth: int = 0) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item, depth + 1)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _strings(item, depth + 1)
+_CONTAINERS = (dict, list, tuple)
+
+
+def _strings(value: dict[Any, Any] | list[Any] | tuple[Any, ...], out: list[str]) -> None:
+    """Append the strings of a container to ``out``, depth first (a list, not a generator:
+    each string a chain of ``yield from`` hands up costs as many steps as it is deep)."""
+    for item in value.values() if isinstance(value, dict) else value:
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, _CONTAINERS):
+            _strings(item, out)
 
 
 def searchable_text(content: Any) -> str:
     """Every string in ``content`` (decoded JSON), depth first, joined with a newline."""
-    return "\n".join(_strings(content))
+    if isinstance(content, str):
+        return content
+    out: list[str] = []
+    if isinstance(content, _CONTAINERS):
+        _strings(content, out)
+    return "\n".join(out)
 
 
 NUL_MARK = "\uffff"
@@ -53,7 +60,10 @@ _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 def index_text(content_json: str) -> str:
     """What the index holds for a message whose stored content is ``content_json``: its
     searchable text, lower-cased (NUL and lone surrogates as ``NUL_MARK``)."""
-    return _UNSTORABLE.sub(NUL_MARK, searchable_text(loads(content_json)).lower())
+    text = searchable_text(loads(content_json)).lower()
+    if text.isascii() and "\x00" not in text:  # nothing to replace (the common case)
+        return text
+    return _UNSTORABLE.sub(NUL_MARK, text)
 
 
 def memory_index_text(path: str, content: bytes | None) -> str:
