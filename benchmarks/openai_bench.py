@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import multiprocessing as mp
 import os
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -125,6 +127,7 @@ class Side:
         self.get_all: list[float] = []
         self.get_20: list[float] = []
         self.bytes: int | None = None
+        self.breakdown: dict[str, tuple[int, int, int]] = {}
 
 
 async def maybe_await(value: Any) -> None:
@@ -164,6 +167,42 @@ async def bench_pair(sides: list[Side], reps: int) -> None:
 
 def file_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+
+
+def where_bytes_go(path: Path) -> dict[str, tuple[int, int, int]]:
+    """Each table and index of the SQLite file ``path`` (SQLite's dbstat): its bytes on disk
+    (pages), the bytes of its rows (payload) and its pages' unused bytes."""
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        rows = conn.execute(
+            "SELECT name, sum(pgsize), sum(payload), sum(unused) FROM dbstat GROUP BY name"
+        ).fetchall()
+    return {name: (size, payload, unused) for name, size, payload, unused in rows}
+
+
+def print_breakdown(sides: list[Side]) -> None:
+    """Where each side's bytes go: every table or index of more than one page, the others
+    summed (an empty table or index still takes its page)."""
+    found = [s.breakdown for s in sides]
+    names = sorted({n for b in found for n, v in b.items() if v[0] > PAGE})
+    names.sort(key=lambda n: -max(b.get(n, (0, 0, 0))[0] for b in found))
+    print("\nWhere the bytes of the 10,000 items go (SQLite's dbstat): bytes (row payload, unused)")
+    print("| table or index | " + " | ".join(s.name for s in sides) + " |")
+    print("|---|" + "---|" * len(sides))
+
+    def fmt(v: tuple[int, int, int] | None) -> str:
+        return "" if v is None else f"{v[0]:,} ({v[1]:,}, {v[2]:,})"
+
+    for name in names:
+        print(f"| {name} | " + " | ".join(fmt(b.get(name)) for b in found) + " |")
+    rest = []
+    for b in found:
+        small = [v for n, v in b.items() if n not in names]
+        rest.append(f"{sum(v[0] for v in small):,} ({len(small)} of one page)")
+    print("| every other table and index | " + " | ".join(rest) + " |")
+    print("| file | " + " | ".join(f"{s.bytes:,}" for s in sides) + " |")
+
+
+PAGE = 4096
 
 
 def print_table(title: str, anchor: Side, *others: Side) -> None:
@@ -214,7 +253,10 @@ async def sqlite_pair(reps: int) -> None:
         anchor.bytes = file_bytes(root / "agents-big.db")
         ours.bytes = file_bytes(root / "convo-big.db")
         full.bytes = file_bytes(root / "full-big.db")
+        anchor.breakdown = where_bytes_go(root / "agents-big.db")
+        ours.breakdown = where_bytes_go(root / "convo-big.db")
         print_table("SQLite file (WAL)", anchor, ours, full)
+        print_breakdown([anchor, ours])
 
 
 def pg_unreachable() -> str | None:
