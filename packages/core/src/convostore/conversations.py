@@ -25,8 +25,9 @@ from .validation import (
 )
 
 
-def _encode_cursor(row: ConversationRow) -> str:
-    raw = json.dumps([row.last_message_at, row.id], ensure_ascii=False).encode()
+def _encode_cursor(row: Sequence[Any]) -> str:
+    """The cursor after (or before) a listed row (``ConversationRow``'s columns)."""
+    raw = json.dumps([row[3], row[0]], ensure_ascii=False).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
@@ -87,13 +88,13 @@ class ConversationMethods(Engine):
         forward = before is None  # walking in `order`, or against it towards the start
         descending = (order == "desc") == forward
 
-        def read(tx: Tx) -> tuple[list[ConversationRow], bool, bool]:
+        def read(tx: Tx) -> tuple[list[tuple[Any, ...]], bool, bool]:
             rows = tx.page_conversations(uid, bound, descending, limit + 1)
             more_ahead = len(rows) > limit
             rows = rows[:limit]
             behind = False
             if rows and bound is not None:
-                key = (rows[0].last_message_at, rows[0].id)
+                key = (rows[0][3], rows[0][0])
                 behind = bool(tx.page_conversations(uid, key, not descending, 1))
             return rows, more_ahead, behind
 

@@ -303,7 +303,7 @@ class MessageMethods(Engine):
         # Walk away from the cursor (or from the requested end); `order` only sorts the page.
         newest_first = before is not None or (after is None and order == "desc")
 
-        def read(tx: Tx) -> list[MessageRow]:
+        def read(tx: Tx) -> list[tuple[Any, ...]]:
             after_seq = before_seq = None
             for name, cursor in (("after", after), ("before", before)):
                 if cursor is not None:
@@ -313,7 +313,7 @@ class MessageMethods(Engine):
                             f"{name}: no message {cursor!r} in conversation {cid!r}"
                         )
                     after_seq, before_seq = (seq, None) if name == "after" else (None, seq)
-            return tx.page_messages(
+            return tx.message_page(
                 cid,
                 after_seq=after_seq,
                 before_seq=before_seq,
@@ -342,7 +342,7 @@ class MessageMethods(Engine):
             self._read_owned(
                 cid,
                 uid,
-                lambda tx: tx.page_messages(
+                lambda tx: tx.message_page(
                     cid, after_seq=None, before_seq=None, newest_first=last is not None, limit=last
                 ),
                 single_statement=True,
