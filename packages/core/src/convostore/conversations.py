@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .backends import ConversationRow, Tx
-from .engine import Engine, changed, check_unmanaged, merge_metadata, meta_of
+from .engine import Engine, changed, check_unmanaged, merge_metadata, meta_of, metas_of
 from .errors import MemoryValidationError
 from .models import ConversationMeta, ListConversationsResult, Order
 from .validation import (
@@ -24,10 +24,12 @@ from .validation import (
     preview,
 )
 
+_CURSOR_JSON = json.JSONEncoder(ensure_ascii=False)
+
 
 def _encode_cursor(row: Sequence[Any]) -> str:
     """The cursor after (or before) a listed row (``ConversationRow``'s columns)."""
-    raw = json.dumps([row[3], row[0]], ensure_ascii=False).encode()
+    raw = _CURSOR_JSON.encode([row[3], row[0]]).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
@@ -103,7 +105,7 @@ class ConversationMethods(Engine):
             rows.reverse()
             more_ahead, behind = behind, more_ahead
         return ListConversationsResult(
-            items=[meta_of(r) for r in rows],
+            items=metas_of(rows),
             next_cursor=_encode_cursor(rows[-1]) if rows and more_ahead else None,
             previous_cursor=_encode_cursor(rows[0]) if rows and behind else None,
         )

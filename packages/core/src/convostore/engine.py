@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
@@ -72,26 +72,17 @@ def _stored_metadata(what: str, text: str | None) -> dict[str, Any] | None:
 
 
 # The read path builds its models without pydantic's validator where a row is as the store
-# writes it (its types checked here, its JSON decoded): ``_trusted`` sets the fields the
-# validator would set, about half its cost. Any other row goes through the validator, and a
-# row the store would not have written (by hand, by a broken tool) is named rather than handed
-# out: read again slowly, for an error that says what is wrong with it.
+# writes it (its types checked here, its JSON decoded): ``messages_of`` and ``metas_of`` set
+# what the validator would set (every field given, all of them in the fields set), at about
+# half its cost. Any other row goes through the validator, and a row the store would not have
+# written (by hand, by a broken tool) is named rather than handed out: read again slowly, for
+# an error that says what is wrong with it.
 
 _new = object.__new__
 _set = object.__setattr__
 _ROLES = frozenset(ROLES)
-M = TypeVar("M", Message, ConversationMeta)
-
-
-def _trusted(cls: type[M], fields: dict[str, Any]) -> M:
-    """A model of ``fields``, every one given and of its type: what the validator makes of
-    them (the same fields, all of them set) without running it."""
-    model = _new(cls)
-    _set(model, "__dict__", fields)
-    _set(model, "__pydantic_fields_set__", set(fields))
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
-    return model
+_MESSAGE_FIELDS = frozenset(Message.model_fields)
+_META_FIELDS = frozenset(ConversationMeta.model_fields)
 
 
 # The models' validators, called directly: ``model_validate`` adds a call and its keyword
@@ -104,23 +95,31 @@ _meta: Callable[[dict[str, Any]], ConversationMeta] = (
 
 def message_of(row: Sequence[Any]) -> Message:
     """The message of a ``MessageRow`` (or of the plain tuple a query returns in its order)."""
-    _, mid, role, content, metadata, created_at, updated_at = row
-    if (
-        type(mid) is str
-        and role in _ROLES
-        and type(content) is str
-        and type(created_at) is int
-        and (updated_at is None or type(updated_at) is int)
-    ):
-        try:
-            value = loads(content)
-            extra = None if metadata is None else loads(metadata)
-        except (ValueError, TypeError):
-            pass  # named below
-        else:
+    return messages_of((row,))[0]
+
+
+def messages_of(rows: Iterable[Sequence[Any]]) -> list[Message]:
+    """``message_of`` each row, in one loop (a page's rows)."""
+    messages = []
+    for row in rows:
+        _, mid, role, content, metadata, created_at, updated_at = row
+        if (
+            type(mid) is str
+            and role in _ROLES
+            and type(content) is str
+            and type(created_at) is int
+            and (updated_at is None or type(updated_at) is int)
+        ):
+            try:
+                value = loads(content)
+                extra = None if metadata is None else loads(metadata)
+            except (ValueError, TypeError):
+                extra = ()  # named below
             if extra is None or type(extra) is dict:
-                return _trusted(
-                    Message,
+                message = _new(Message)
+                _set(
+                    message,
+                    "__dict__",
                     {
                         "message_id": mid,
                         "role": role,
@@ -130,7 +129,13 @@ def message_of(row: Sequence[Any]) -> Message:
                         "updated_at": updated_at,
                     },
                 )
-    return _validated_message(MessageRow(*row))
+                _set(message, "__pydantic_fields_set__", set(_MESSAGE_FIELDS))
+                _set(message, "__pydantic_extra__", None)
+                _set(message, "__pydantic_private__", None)
+                messages.append(message)
+                continue
+        messages.append(_validated_message(MessageRow(*row)))
+    return messages
 
 
 def _validated_message(row: MessageRow) -> Message:
@@ -167,22 +172,30 @@ def _validated_message(row: MessageRow) -> Message:
 
 def meta_of(row: Sequence[Any]) -> ConversationMeta:
     """The metadata of a ``ConversationRow`` (or of the plain tuple a query returns)."""
-    cid, user_id, created_at, last_message_at, message_count, _, metadata = row
-    if (
-        type(cid) is str
-        and (user_id is None or type(user_id) is str)
-        and type(created_at) is int
-        and type(last_message_at) is int
-        and type(message_count) is int
-    ):
-        try:
-            extra = None if metadata is None else loads(metadata)
-        except (ValueError, TypeError):
-            pass  # named below
-        else:
+    return metas_of((row,))[0]
+
+
+def metas_of(rows: Iterable[Sequence[Any]]) -> list[ConversationMeta]:
+    """``meta_of`` each row, in one loop (as ``messages_of``)."""
+    metas = []
+    for row in rows:
+        cid, user_id, created_at, last_message_at, message_count, _, metadata = row
+        if (
+            type(cid) is str
+            and (user_id is None or type(user_id) is str)
+            and type(created_at) is int
+            and type(last_message_at) is int
+            and type(message_count) is int
+        ):
+            try:
+                extra = None if metadata is None else loads(metadata)
+            except (ValueError, TypeError):
+                extra = ()  # named below
             if extra is None or type(extra) is dict:
-                return _trusted(
-                    ConversationMeta,
+                meta = _new(ConversationMeta)
+                _set(
+                    meta,
+                    "__dict__",
                     {
                         "conversation_id": cid,
                         "created_at": created_at,
@@ -192,7 +205,13 @@ def meta_of(row: Sequence[Any]) -> ConversationMeta:
                         "user_id": user_id,
                     },
                 )
-    return _validated_meta(ConversationRow(*row))
+                _set(meta, "__pydantic_fields_set__", set(_META_FIELDS))
+                _set(meta, "__pydantic_extra__", None)
+                _set(meta, "__pydantic_private__", None)
+                metas.append(meta)
+                continue
+        metas.append(_validated_meta(ConversationRow(*row)))
+    return metas
 
 
 def _validated_meta(row: ConversationRow) -> ConversationMeta:

@@ -8,7 +8,7 @@ from typing import Any, TypedDict, overload
 
 from . import telemetry
 from .backends import ConversationRow, MessageRow, Tx
-from .engine import Engine, changed, merge_metadata, message_of
+from .engine import Engine, changed, merge_metadata, message_of, messages_of
 from .errors import (
     ConvostoreError,
     MemoryQuotaExceededError,
@@ -327,7 +327,7 @@ class MessageMethods(Engine):
         )
         if newest_first != (order == "desc"):
             rows.reverse()
-        return [message_of(r) for r in rows]
+        return messages_of(rows)
 
     def get_history(
         self, *, conversation_id: str, last: int | None = None, user_id: str | None = None
@@ -351,7 +351,7 @@ class MessageMethods(Engine):
         )
         if last is not None:
             rows.reverse()
-        return [message_of(r) for r in rows]
+        return messages_of(rows)
 
     def get_contents(
         self, *, conversation_id: str, last: int | None = None, user_id: str | None = None
