@@ -447,7 +447,78 @@ def section_append(tmp: str, q: bool) -> None:
         ],
         rows,
     )
+    table(
+        "SQLite: what each thing the store adds to an append costs (the store without it;"
+        " medians of interleaved rounds)",
+        ["append_message", "time", "what it costs (share)"],
+        bench_append_costs(tmp, 300 if q else 2000),
+    )
     section_erase(tmp, q)
+
+
+def bench_append_costs(tmp: str, n: int) -> list[list[str]]:
+    """What each thing the store adds to an SQLite append costs: the store against itself
+    with one of them taken away (interleaved medians), and the parts it runs in Python alone."""
+    from convostore.backends import sqlite as sqlite_backend
+
+    stores = {name: ConversationStore(f"sqlite:///{tmp}/cost-{name}.db") for name in _COSTS}
+    stores["secure_delete"].backend.read(lambda tx: tx.execute("PRAGMA secure_delete=OFF"))
+    queue = stores["writers_lock"].backend._queue  # type: ignore[attr-defined]
+    stores["writers_lock"].backend._queue = None  # type: ignore[attr-defined]
+    batch = sqlite_backend.INDEX_BATCH
+    unwrapped = getattr(ConversationStore.append_message, "__wrapped__", None)
+    count = iter(range(10**9))
+
+    def side(name: str) -> Callable[[], None]:
+        store = stores[name]
+        call = store.append_message
+        if name == "telemetry" and unwrapped is not None:
+            call = unwrapped.__get__(store)
+
+        def append() -> None:
+            sqlite_backend.INDEX_BATCH = 10**9 if name == "search_index" else batch
+            call(conversation_id=f"cost{next(count) // 1000}", role="user", content=CONTENT)
+
+        return append
+
+    sides = [side(name) for name in _COSTS]
+    for f in sides:
+        f()
+    times: list[list[float]] = [[] for _ in sides]
+    for _ in range(7):
+        for f, bucket in zip(sides, times, strict=True):
+            bucket.append(per_op(f, n))
+    sqlite_backend.INDEX_BATCH = batch
+    stores["writers_lock"].backend._queue = queue  # type: ignore[attr-defined]
+    stores["search_index"].backend.index_pending()  # type: ignore[attr-defined]
+    store = stores["store"]
+    item = {"role": "user", "content": CONTENT}
+    prepare = statistics.median(
+        per_op(lambda: store._prepare(item, 0, "msg_x"), 2000) for _ in range(7)
+    )
+    read = statistics.median(
+        per_op(lambda: store.backend.read(lambda tx: tx.conversation("cost0")), 2000)
+        for _ in range(7)
+    )
+    for s in stores.values():
+        s.close()
+    ours, *others = (statistics.median(t) for t in times)
+    rows = [["append_message (all of it)", us(ours), ""]]
+    for what, t in zip(list(_COSTS.values())[1:], others, strict=True):
+        rows.append([what, us(t), f"{us(ours - t)} ({(ours - t) / ours:.0%})"])
+    rows.append(["its validation and JSON (`_prepare`, alone)", "", us(prepare)])
+    rows.append(["a read of the conversation's row by id (alone, its own read)", "", us(read)])
+    rows.append(["the changes row", "", "none: an append's change is its message's row"])
+    return rows
+
+
+_COSTS = {
+    "store": "",
+    "search_index": "without the search index's batches (every 256 appends)",
+    "writers_lock": "without the writers' lock (the flock queue)",
+    "secure_delete": "with secure_delete off",
+    "telemetry": "without the telemetry check (the method unwrapped)",
+}
 
 
 def section_erase(tmp: str, q: bool) -> None:
