@@ -81,6 +81,8 @@ def _stored_metadata(what: str, text: str | None) -> dict[str, Any] | None:
 _new = object.__new__
 _set = object.__setattr__
 _ROLES = frozenset(ROLES)
+_MESSAGE_KEYS = frozenset(("role", "content", "metadata", "message_id"))
+_TIMED_KEYS = _MESSAGE_KEYS | {"created_at"}
 _MESSAGE_FIELDS = frozenset(Message.model_fields)
 _META_FIELDS = frozenset(ConversationMeta.model_fields)
 
@@ -411,13 +413,11 @@ class Engine:
     def _prepare(self, item: object, now: int, fresh_id: str, *, timed: bool = True) -> MessageRow:
         """Validate and serialize one message (``fresh_id`` unless it names its own id; its
         ``created_at`` where ``timed`` and it has one, else ``now``)."""
-        if not isinstance(item, Mapping):
+        if type(item) is not dict and not isinstance(item, Mapping):
             raise MemoryValidationError(
                 f"message must be a dict, got {type(item).__name__}", argument="message"
             )
-        unknown = set(item) - {"role", "content", "metadata", "message_id"}
-        if timed:
-            unknown.discard("created_at")
+        unknown = item.keys() - (_TIMED_KEYS if timed else _MESSAGE_KEYS)
         if unknown:
             raise MemoryValidationError(
                 f"keys {sorted(unknown)} are not message fields", argument="message"
@@ -428,13 +428,13 @@ class Engine:
         mid = check_optional_id("message_id", item.get("message_id"), limits)
         at = check_optional_int("created_at", item.get("created_at"))
         return MessageRow(
-            seq=0,
-            id=mid or fresh_id,
-            role=check_role(item.get("role")),
-            content=encode_content(item["content"], limits),
-            metadata=encode_metadata(item.get("metadata"), limits),
-            created_at=now if at is None else at,
-            updated_at=None,
+            0,  # seq, given where it is placed
+            mid or fresh_id,
+            check_role(item.get("role")),
+            encode_content(item["content"], limits),
+            encode_metadata(item.get("metadata"), limits),
+            now if at is None else at,
+            None,  # updated_at
         )
 
     def _owned(self, row: ConversationRow, user_id: str | None) -> ConversationRow:

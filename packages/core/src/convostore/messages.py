@@ -217,15 +217,28 @@ class MessageMethods(Engine):
                 f"conversation_id {row.id!r} holds {row.message_count} messages; appending"
                 f" {len(new)} would pass the limit of {quota} messages per conversation"
             )
+        # Built whole: a NamedTuple's ``_replace`` costs more than the rest of this
         placed = [
-            m._replace(seq=row.next_seq + i, created_at=times.get(m.id, at))
+            MessageRow(
+                row.next_seq + i,
+                m.id,
+                m.role,
+                m.content,
+                m.metadata,
+                times.get(m.id, at),
+                m.updated_at,
+            )
             for i, m in enumerate(new)
         ]
-        return placed, row._replace(
-            user_id=row.user_id or user_id,
-            last_message_at=max(row.last_message_at, at),
-            message_count=row.message_count + len(new),
-            next_seq=row.next_seq + len(new),
+        count = len(new)
+        return placed, ConversationRow(
+            row.id,
+            row.user_id or user_id,
+            row.created_at,
+            max(row.last_message_at, at),
+            row.message_count + count,
+            row.next_seq + count,
+            row.metadata,
         )
 
     def _append_unchanged(
