@@ -310,11 +310,16 @@ def by_hand_reads(url: str) -> dict[str, Callable[[], object]]:
     }
 
 
-def bench_reads(url: str) -> list[list[str]]:
+def bench_reads(url: str, store_url: str | None = None) -> list[list[str]]:
+    """The store's reads against ``by_hand_reads``; ``store_url`` opens the store another way
+    on the same database (PostgreSQL with prepared statements, as psycopg's own default)."""
     store = ConversationStore(url)
     fill(store, "page", 1_000)
     for i in range(200):
         store.update_conversation(conversation_id=f"l{i}", metadata={"n": i}, user_id="lister")
+    if store_url is not None:
+        store.close()
+        store = ConversationStore(store_url)
     floor = by_hand_reads(url)
     ours: dict[str, Callable[[], object]] = {
         "asc": lambda: store.get_messages(conversation_id="page", limit=20),
@@ -342,6 +347,11 @@ def section_reads(tmp: str, q: bool) -> None:
     rows = [["SQLite", *r] for r in bench_reads(f"sqlite:///{tmp}/r.db")]
     with pg_schema() as url:
         rows += [["PostgreSQL", *r] for r in bench_reads(url)]
+    with pg_schema() as url:
+        # psycopg prepares a statement run 5 times on a connection: the floor does; the store
+        # does with ?prepare_threshold=5 (not by default: a transaction-mode pooler, README)
+        prepared = f"{url}&prepare_threshold=5"
+        rows += [["PostgreSQL, ?prepare_threshold=5", *r] for r in bench_reads(url, prepared)]
     table(
         "reads against the same rows read by hand (the driver, one statement, JSON decoded)",
         ["backend", "read", "convostore", "by hand", "ratio"],
@@ -447,7 +457,78 @@ def section_append(tmp: str, q: bool) -> None:
         ],
         rows,
     )
+    table(
+        "SQLite: what each thing the store adds to an append costs (the store without it;"
+        " medians of interleaved rounds)",
+        ["append_message", "time", "what it costs (share)"],
+        bench_append_costs(tmp, 300 if q else 2000),
+    )
     section_erase(tmp, q)
+
+
+def bench_append_costs(tmp: str, n: int) -> list[list[str]]:
+    """What each thing the store adds to an SQLite append costs: the store against itself
+    with one of them taken away (interleaved medians), and the parts it runs in Python alone."""
+    from convostore.backends import sqlite as sqlite_backend
+
+    stores = {name: ConversationStore(f"sqlite:///{tmp}/cost-{name}.db") for name in _COSTS}
+    stores["secure_delete"].backend.read(lambda tx: tx.execute("PRAGMA secure_delete=OFF"))
+    queue = stores["writers_lock"].backend._queue  # type: ignore[attr-defined]
+    stores["writers_lock"].backend._queue = None  # type: ignore[attr-defined]
+    batch = sqlite_backend.INDEX_BATCH
+    unwrapped = getattr(ConversationStore.append_message, "__wrapped__", None)
+    count = iter(range(10**9))
+
+    def side(name: str) -> Callable[[], None]:
+        store = stores[name]
+        call = store.append_message
+        if name == "telemetry" and unwrapped is not None:
+            call = unwrapped.__get__(store)
+
+        def append() -> None:
+            sqlite_backend.INDEX_BATCH = 10**9 if name == "search_index" else batch
+            call(conversation_id=f"cost{next(count) // 1000}", role="user", content=CONTENT)
+
+        return append
+
+    sides = [side(name) for name in _COSTS]
+    for f in sides:
+        f()
+    times: list[list[float]] = [[] for _ in sides]
+    for _ in range(7):
+        for f, bucket in zip(sides, times, strict=True):
+            bucket.append(per_op(f, n))
+    sqlite_backend.INDEX_BATCH = batch
+    stores["writers_lock"].backend._queue = queue  # type: ignore[attr-defined]
+    stores["search_index"].backend.index_pending()  # type: ignore[attr-defined]
+    store = stores["store"]
+    item = {"role": "user", "content": CONTENT}
+    prepare = statistics.median(
+        per_op(lambda: store._prepare(item, 0, "msg_x"), 2000) for _ in range(7)
+    )
+    read = statistics.median(
+        per_op(lambda: store.backend.read(lambda tx: tx.conversation("cost0")), 2000)
+        for _ in range(7)
+    )
+    for s in stores.values():
+        s.close()
+    ours, *others = (statistics.median(t) for t in times)
+    rows = [["append_message (all of it)", us(ours), ""]]
+    for what, t in zip(list(_COSTS.values())[1:], others, strict=True):
+        rows.append([what, us(t), f"{us(ours - t)} ({(ours - t) / ours:.0%})"])
+    rows.append(["its validation and JSON (`_prepare`, alone)", "", us(prepare)])
+    rows.append(["a read of the conversation's row by id (alone, its own read)", "", us(read)])
+    rows.append(["the changes row", "", "none: an append's change is its message's row"])
+    return rows
+
+
+_COSTS = {
+    "store": "",
+    "search_index": "without the search index's batches (every 256 appends)",
+    "writers_lock": "without the writers' lock (the flock queue)",
+    "secure_delete": "with secure_delete off",
+    "telemetry": "without the telemetry check (the method unwrapped)",
+}
 
 
 def section_erase(tmp: str, q: bool) -> None:

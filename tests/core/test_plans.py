@@ -61,10 +61,10 @@ def loaded(pg_schema_url: str) -> Iterator[ConversationStore]:
 
 
 CALLS: dict[str, Callable[[Any, str], object]] = {
-    "get_messages newest": lambda tx, sid: Tx.page_messages(
+    "get_messages newest": lambda tx, sid: Tx.message_page(
         tx, "big", after_seq=None, before_seq=None, newest_first=True, limit=21
     ),
-    "get_messages after a cursor": lambda tx, sid: Tx.page_messages(
+    "get_messages after a cursor": lambda tx, sid: Tx.message_page(
         tx, "big", after_seq=15000, before_seq=None, newest_first=False, limit=21
     ),
     "get_history last 20": lambda tx, sid: Tx.message_contents(tx, "big", 20),

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .backends import ConversationRow, Tx
-from .engine import Engine, changed, check_unmanaged, merge_metadata, meta_of
+from .engine import Engine, changed, check_unmanaged, merge_metadata, meta_of, metas_of
 from .errors import MemoryValidationError
 from .models import ConversationMeta, ListConversationsResult, Order
 from .validation import (
@@ -24,9 +24,12 @@ from .validation import (
     preview,
 )
 
+_CURSOR_JSON = json.JSONEncoder(ensure_ascii=False)
 
-def _encode_cursor(row: ConversationRow) -> str:
-    raw = json.dumps([row.last_message_at, row.id], ensure_ascii=False).encode()
+
+def _encode_cursor(row: Sequence[Any]) -> str:
+    """The cursor after (or before) a listed row (``ConversationRow``'s columns)."""
+    raw = _CURSOR_JSON.encode([row[3], row[0]]).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
@@ -87,13 +90,13 @@ class ConversationMethods(Engine):
         forward = before is None  # walking in `order`, or against it towards the start
         descending = (order == "desc") == forward
 
-        def read(tx: Tx) -> tuple[list[ConversationRow], bool, bool]:
+        def read(tx: Tx) -> tuple[list[tuple[Any, ...]], bool, bool]:
             rows = tx.page_conversations(uid, bound, descending, limit + 1)
             more_ahead = len(rows) > limit
             rows = rows[:limit]
             behind = False
             if rows and bound is not None:
-                key = (rows[0].last_message_at, rows[0].id)
+                key = (rows[0][3], rows[0][0])
                 behind = bool(tx.page_conversations(uid, key, not descending, 1))
             return rows, more_ahead, behind
 
@@ -102,7 +105,7 @@ class ConversationMethods(Engine):
             rows.reverse()
             more_ahead, behind = behind, more_ahead
         return ListConversationsResult(
-            items=[meta_of(r) for r in rows],
+            items=metas_of(rows),
             next_cursor=_encode_cursor(rows[-1]) if rows and more_ahead else None,
             previous_cursor=_encode_cursor(rows[0]) if rows and behind else None,
         )

@@ -8,7 +8,7 @@ from typing import Any, TypedDict, overload
 
 from . import telemetry
 from .backends import ConversationRow, MessageRow, Tx
-from .engine import Engine, changed, merge_metadata, message_of
+from .engine import Engine, changed, merge_metadata, message_of, messages_of
 from .errors import (
     ConvostoreError,
     MemoryQuotaExceededError,
@@ -217,15 +217,28 @@ class MessageMethods(Engine):
                 f"conversation_id {row.id!r} holds {row.message_count} messages; appending"
                 f" {len(new)} would pass the limit of {quota} messages per conversation"
             )
+        # Built whole: a NamedTuple's ``_replace`` costs more than the rest of this
         placed = [
-            m._replace(seq=row.next_seq + i, created_at=times.get(m.id, at))
+            MessageRow(
+                row.next_seq + i,
+                m.id,
+                m.role,
+                m.content,
+                m.metadata,
+                times.get(m.id, at),
+                m.updated_at,
+            )
             for i, m in enumerate(new)
         ]
-        return placed, row._replace(
-            user_id=row.user_id or user_id,
-            last_message_at=max(row.last_message_at, at),
-            message_count=row.message_count + len(new),
-            next_seq=row.next_seq + len(new),
+        count = len(new)
+        return placed, ConversationRow(
+            row.id,
+            row.user_id or user_id,
+            row.created_at,
+            max(row.last_message_at, at),
+            row.message_count + count,
+            row.next_seq + count,
+            row.metadata,
         )
 
     def _append_unchanged(
@@ -303,7 +316,7 @@ class MessageMethods(Engine):
         # Walk away from the cursor (or from the requested end); `order` only sorts the page.
         newest_first = before is not None or (after is None and order == "desc")
 
-        def read(tx: Tx) -> list[MessageRow]:
+        def read(tx: Tx) -> list[tuple[Any, ...]]:
             after_seq = before_seq = None
             for name, cursor in (("after", after), ("before", before)):
                 if cursor is not None:
@@ -313,7 +326,7 @@ class MessageMethods(Engine):
                             f"{name}: no message {cursor!r} in conversation {cid!r}"
                         )
                     after_seq, before_seq = (seq, None) if name == "after" else (None, seq)
-            return tx.page_messages(
+            return tx.message_page(
                 cid,
                 after_seq=after_seq,
                 before_seq=before_seq,
@@ -327,7 +340,7 @@ class MessageMethods(Engine):
         )
         if newest_first != (order == "desc"):
             rows.reverse()
-        return [message_of(r) for r in rows]
+        return messages_of(rows)
 
     def get_history(
         self, *, conversation_id: str, last: int | None = None, user_id: str | None = None
@@ -342,7 +355,7 @@ class MessageMethods(Engine):
             self._read_owned(
                 cid,
                 uid,
-                lambda tx: tx.page_messages(
+                lambda tx: tx.message_page(
                     cid, after_seq=None, before_seq=None, newest_first=last is not None, limit=last
                 ),
                 single_statement=True,
@@ -351,7 +364,7 @@ class MessageMethods(Engine):
         )
         if last is not None:
             rows.reverse()
-        return [message_of(r) for r in rows]
+        return messages_of(rows)
 
     def get_contents(
         self, *, conversation_id: str, last: int | None = None, user_id: str | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
@@ -34,6 +35,41 @@ _IN_CONVERSATION = "(conversation_id, seq) > (?, ?) AND (conversation_id, seq) <
 MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1
 _CONV = "id, user_id, created_at, last_message_at, message_count, next_seq, metadata"
 _MSG = "seq, id, role, content, metadata, created_at, updated_at"
+
+# A page of one conversation's messages: (newest first, limited) -> its statement.
+_PAGE = {
+    (newest_first, limited): f"SELECT {_MSG} FROM convostore_messages WHERE {_IN_CONVERSATION}"
+    f" ORDER BY conversation_id {direction}, seq {direction}" + (" LIMIT ?" if limited else "")
+    for newest_first, direction in ((False, "ASC"), (True, "DESC"))
+    for limited in (False, True)
+}
+
+
+@functools.cache
+def _listing(by_user: bool, bounded: bool, descending: bool) -> str:
+    """The statement of ``Tx.page_conversations`` (its parameters in the order it gives)."""
+    direction = "DESC" if descending else "ASC"
+    op = "<" if descending else ">"
+    where: list[str] = []
+    if by_user:
+        # One bound each way (a third would make the planner expect too few rows again).
+        low = "(user_id, last_message_at) >= (?, ?)"
+        high = "(user_id, last_message_at) <= (?, ?)"
+        if bounded:
+            past = f"(user_id, last_message_at, id) {op} (?, ?, ?)"
+            low, high = (low, past) if descending else (past, high)
+        where += [low, high]
+        order = f"user_id {direction}, last_message_at {direction}, id {direction}"
+    else:
+        order = f"last_message_at {direction}, id {direction}"
+        if bounded:
+            where.append(f"(last_message_at, id) {op} (?, ?)")  # a range seek on the index
+    return (
+        f"SELECT {_CONV} FROM convostore_conversations"
+        + (f" WHERE {' AND '.join(where)}" if where else "")
+        + f" ORDER BY {order} LIMIT ?"
+    )
+
 
 # A conversation's row written back (every column but its id and creation time), and its values.
 SAVE_CONVERSATION = (
@@ -188,37 +224,23 @@ class Tx(MemoryStatements, SearchStatements, ABC):
 
     def page_conversations(
         self, user_id: str | None, bound: tuple[int, str] | None, descending: bool, limit: int
-    ) -> list[ConversationRow]:
-        """Up to ``limit`` conversations strictly past ``bound``, walking in one direction.
-        A user's are bounded by row values on the whole index key, not ``user_id = ?``: without
-        table statistics (a fresh bulk load) PostgreSQL would take the equality for a handful of
-        rows, read all of them and sort; a range on the key makes it walk the index."""
-        direction = "DESC" if descending else "ASC"
-        where: list[str] = []
-        params: list[Any] = []
-        if user_id is not None:
-            # One bound each way (a third would make the planner expect too few rows again).
-            low = ("(user_id, last_message_at) >= (?, ?)", [user_id, MIN_INT64])
-            high = ("(user_id, last_message_at) <= (?, ?)", [user_id, MAX_INT64])
-            if bound is not None:
-                op = "<" if descending else ">"
-                past = (f"(user_id, last_message_at, id) {op} (?, ?, ?)", [user_id, *bound])
-                low, high = (low, past) if descending else (past, high)
-            where += [low[0], high[0]]
-            params += [*low[1], *high[1]]
-            order = f"user_id {direction}, last_message_at {direction}, id {direction}"
+    ) -> list[tuple[Any, ...]]:
+        """Up to ``limit`` conversations strictly past ``bound``, walking in one direction, as
+        the rows the query returns (``ConversationRow``'s columns). A user's are bounded by
+        row values on the whole index key, not ``user_id = ?``: without table statistics (a
+        fresh bulk load) PostgreSQL would take the equality for a handful of rows, read all
+        of them and sort; a range on the key makes it walk the index."""
+        if user_id is None:
+            params: list[Any] = [] if bound is None else [*bound]
+        elif bound is None:
+            params = [user_id, MIN_INT64, user_id, MAX_INT64]
+        elif descending:
+            params = [user_id, MIN_INT64, user_id, *bound]
         else:
-            order = f"last_message_at {direction}, id {direction}"
-            if bound is not None:
-                op = "<" if descending else ">"
-                where.append(f"(last_message_at, id) {op} (?, ?)")  # a range seek on the index
-                params += [bound[0], bound[1]]
-        sql = (
-            f"SELECT {_CONV} FROM convostore_conversations"
-            + (f" WHERE {' AND '.join(where)}" if where else "")
-            + f" ORDER BY {order} LIMIT ?"
+            params = [user_id, *bound, user_id, MAX_INT64]
+        return self.execute(
+            _listing(user_id is not None, bound is not None, descending), [*params, limit]
         )
-        return [ConversationRow(*r) for r in self.execute(sql, [*params, limit])]
 
     def conversations_by_prefix(
         self, prefix: str, user_id: str | None, *, lock: bool = False
@@ -309,11 +331,22 @@ class Tx(MemoryStatements, SearchStatements, ABC):
     ) -> list[MessageRow]:
         """``limit`` messages (all if None) nearest the cursor, or the oldest/newest, in walk
         order: a range on the primary key (see ``page_conversations`` for why not ``=``)."""
-        direction = "DESC" if newest_first else "ASC"
-        sql = (
-            f"SELECT {_MSG} FROM convostore_messages"
-            f" WHERE {_IN_CONVERSATION} ORDER BY conversation_id {direction}, seq {direction}"
+        rows = self.message_page(
+            cid, after_seq=after_seq, before_seq=before_seq, newest_first=newest_first, limit=limit
         )
+        return [MessageRow(*r) for r in rows]
+
+    def message_page(
+        self,
+        cid: str,
+        *,
+        after_seq: int | None,
+        before_seq: int | None,
+        newest_first: bool,
+        limit: int | None,
+    ) -> list[tuple[Any, ...]]:
+        """``page_messages`` as the rows the query returns (``MessageRow``'s columns), for a
+        reader that builds its models from them at once."""
         params: list[Any] = [
             cid,
             after_seq or 0,
@@ -321,9 +354,8 @@ class Tx(MemoryStatements, SearchStatements, ABC):
             MAX_INT64 if before_seq is None else before_seq,
         ]
         if limit is not None:
-            sql += " LIMIT ?"
             params.append(limit)
-        return [MessageRow(*r) for r in self.execute(sql, params)]
+        return self.execute(_PAGE[newest_first, limit is not None], params)
 
     def message_contents(self, cid: str, last: int | None) -> list[str]:
         """The stored content text of every message (or the newest ``last``), oldest first."""

@@ -368,9 +368,12 @@ class PostgresBackend(Backend):
                 url,
                 min_size=1,
                 max_size=max_size,
+                # Autocommit: the calls of one statement (most reads, the one-statement
+                # append) then set nothing on the connection; the others send BEGIN.
                 kwargs={
                     "prepare_threshold": prepare_threshold,
                     "connect_timeout": connect_timeout,
+                    "autocommit": True,
                 },
                 open=False,
                 timeout=timeout,
@@ -460,7 +463,8 @@ class PostgresBackend(Backend):
         (``Tx.send``) travel with the next one or with the COMMIT, where their errors are
         raised. An append to an existing conversation takes two round trips."""
         autocommit = conn.autocommit
-        conn.autocommit = True  # BEGIN and COMMIT are sent in the pipeline, as statements
+        if not autocommit:  # a pool of yours: BEGIN and COMMIT are sent in the pipeline
+            conn.autocommit = True
         tx = PostgresTx(conn, transaction=True)
         try:
             result = fn(tx)
@@ -474,8 +478,8 @@ class PostgresBackend(Backend):
             raise
         finally:
             _count(tx.trips)
-            if not conn.broken:
-                conn.autocommit = autocommit
+            if not autocommit and not conn.broken:
+                conn.autocommit = False
         if on_commit is not None and position is not None:
             on_commit(position)
         return result
@@ -489,7 +493,8 @@ class PostgresBackend(Backend):
         """Run ``fn``'s one statement as a transaction of its own: one round trip instead of
         BEGIN, statement, COMMIT (and one more for the WAL position, for ``on_commit``)."""
         before = conn.autocommit
-        conn.autocommit = True
+        if not before:  # a pool of yours
+            conn.autocommit = True
         tx = PostgresTx(conn, single_statement=True)
         try:
             result = fn(tx)
@@ -499,8 +504,8 @@ class PostgresBackend(Backend):
             return result
         finally:
             _count(tx.trips)
-            if not conn.broken:  # a dead connection is discarded: keep the real error
-                conn.autocommit = before
+            if not before and not conn.broken:  # a dead one is discarded: keep the real error
+                conn.autocommit = False
 
     def write(
         self, fn: Callable[[Tx], T], *, single_statement: bool = False, erasing: bool = False
