@@ -6,6 +6,7 @@ and async, page by page; and the index follows every write."""
 from __future__ import annotations
 
 import random
+import sqlite3
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -18,6 +19,7 @@ from convostore import (
     ConversationStore,
     MemoryValidationError,
     Message,
+    StorageError,
 )
 from convostore.backends import search as search_backend
 
@@ -566,7 +568,6 @@ def test_a_role_that_may_not_create_pg_trgm_is_told_what_to_run() -> None:
     import os
 
     import psycopg
-    from convostore import StorageError
 
     pg_url = os.environ.get("CONVOSTORE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
     suffix = uuid.uuid4().hex[:8]
@@ -590,3 +591,26 @@ def test_a_role_that_may_not_create_pg_trgm_is_told_what_to_run() -> None:
         with psycopg.connect(pg_url, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
             admin.execute(f"DROP ROLE {role}")
+
+
+@pytest.mark.parametrize("damage", ["'{not json'", "x'00ff'"])
+def test_sqlite_a_row_damaged_by_hand_leaves_the_others_indexed(tmp_path: Any, damage: str) -> None:
+    """A message whose stored content another program broke (not JSON, not text) is not
+    searchable; it stops neither a search, nor the batch that indexes the others, nor the
+    store's close. A read still names it (``convostore check`` lists it)."""
+    url = f"sqlite:///{tmp_path / 'damaged.db'}"
+
+    def found(store: ConversationStore) -> list[Any]:
+        return [h.message.content for h in store.search_messages(query="needle").items]
+
+    with ConversationStore(url) as store:
+        store.append_message(conversation_id="c", role="user", content="good needle")
+        bad = store.append_message(conversation_id="c", role="user", content="bad needle")
+        with sqlite3.connect(tmp_path / "damaged.db") as conn:
+            conn.execute(f"UPDATE convostore_messages SET content = {damage} WHERE id = ?", [bad])
+        assert found(store) == ["good needle"]  # read past the mark, row by row
+    with ConversationStore(url) as store:
+        assert store.backend.read(lambda tx: tx.count_unindexed()) == 0
+        assert found(store) == ["good needle"]
+        with pytest.raises(StorageError, match=bad):
+            store.get_messages(conversation_id="c")

@@ -59,8 +59,13 @@ _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 def index_text(content_json: str) -> str:
     """What the index holds for a message whose stored content is ``content_json``: its
-    searchable text, lower-cased (NUL and lone surrogates as ``NUL_MARK``)."""
-    text = searchable_text(loads(content_json)).lower()
+    searchable text, lower-cased (NUL and lone surrogates as ``NUL_MARK``); none for content
+    another program damaged (not JSON, not text), which a read names."""
+    try:
+        content = loads(content_json)
+    except (ValueError, TypeError, RecursionError):
+        return ""
+    text = searchable_text(content).lower()
     if text.isascii() and "\x00" not in text:  # nothing to replace (the common case)
         return text
     return _UNSTORABLE.sub(NUL_MARK, text)
