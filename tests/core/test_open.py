@@ -130,6 +130,25 @@ def test_a_callers_pool_is_used(pg_schema_url: str) -> None:
             assert conn.execute("SELECT count(*) FROM convostore_messages").fetchone() == (1,)
 
 
+def test_a_callers_pool_gets_its_connections_back_as_they_were(pg_schema_url: str) -> None:
+    """A read in one snapshot (BEGIN READ ONLY, REPEATABLE READ) leaves the connection's
+    settings as the caller's pool had them: the caller's own transactions may write."""
+    from psycopg_pool import ConnectionPool
+
+    with ConnectionPool(pg_schema_url, min_size=1, max_size=1, open=True) as pool:
+        with pool.connection() as conn:
+            settings = (conn.autocommit, conn.read_only, conn.isolation_level)
+        with ConversationStore(pool=pool) as store:
+            store.append_message(conversation_id="c", role="user", content="x", user_id="u")
+            assert [m.content for m in store.get_messages(conversation_id="c", user_id="u")] == [
+                "x"
+            ]  # the owner checked and the page read in one snapshot
+            with pool.connection() as conn:
+                assert (conn.autocommit, conn.read_only, conn.isolation_level) == settings
+                conn.execute("CREATE TEMP TABLE mine (a int)")
+                conn.commit()
+
+
 @pytest.mark.parametrize(
     ("attribute", "package"),
     [

@@ -440,8 +440,10 @@ class PostgresBackend(Backend):
     @staticmethod
     def _snapshot(conn: psycopg.Connection[Any], fn: Callable[[Tx], T]) -> T:
         """Run ``fn`` in BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ (no extra round trip):
-        one snapshot for all its statements (at READ COMMITTED each would take its own)."""
-        level = conn.isolation_level
+        one snapshot for all its statements (at READ COMMITTED each would take its own). The
+        connection's settings are put back after (a pool of yours gets its connections as
+        they were)."""
+        level, read_only = conn.isolation_level, conn.read_only
         conn.read_only, conn.isolation_level = True, _READ_LEVEL
         tx = PostgresTx(conn)
         try:
@@ -450,7 +452,7 @@ class PostgresBackend(Backend):
         finally:
             _count(tx.trips + 2)  # BEGIN, COMMIT
             if not conn.broken:  # a dead connection is discarded: keep the real error
-                conn.isolation_level = level
+                conn.read_only, conn.isolation_level = read_only, level
 
     @staticmethod
     def _pipelined(
