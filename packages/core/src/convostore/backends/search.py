@@ -475,12 +475,16 @@ class SqliteSearch(SearchStatements):
         """Also the entries whose index row is stale (their current version at or past the
         store's mark): the store's versions from the mark on, the current ones."""
         where, params = _memory_scope(m)
+        # the versions first (MATERIALIZED): a planner without statistics walks the store's
+        # entries instead
         stale = self.execute(
-            f"SELECT {_ENTRY_COLUMNS} FROM convostore_memory_stores st"
-            " JOIN convostore_memory_versions v ON v.store_id = st.id AND v.seq >= st.indexed_seq"
-            " JOIN convostore_memory_entries e ON e.id = v.entry_id AND e.version_seq = v.seq"
-            f" WHERE st.id = ? AND e.search_rid IS NOT NULL AND {' AND '.join(where)}",
-            [m.store_id, *params],
+            "WITH p AS MATERIALIZED (SELECT seq, entry_id FROM convostore_memory_versions"
+            " WHERE store_id = ? AND seq >= (SELECT indexed_seq FROM convostore_memory_stores"
+            f" WHERE id = ?)) SELECT {_ENTRY_COLUMNS} FROM p"
+            " JOIN convostore_memory_entries e ON e.id = p.entry_id AND e.version_seq = p.seq"
+            " JOIN convostore_memory_versions v ON v.store_id = e.store_id AND v.seq = p.seq"
+            f" WHERE e.search_rid IS NOT NULL AND {' AND '.join(where)}",
+            [m.store_id, m.store_id, *params],
         )
         return [*super().unindexed_memories(m), *_entries(stale)]
 
