@@ -346,7 +346,8 @@ class SqliteSearch(SearchStatements):
         self._left_unindexed(len(rows))
 
     def _left_unindexed(self, count: int) -> None:
-        """``count`` messages were written without their index rows (for the batch)."""
+        """``count`` messages or memory entries were written without their index rows, or
+        left them stale (for the batch)."""
 
     def update_message(self, cid: str, row: MessageRow) -> None:
         self.execute(
@@ -426,11 +427,11 @@ class SqliteSearch(SearchStatements):
         return rid
 
     def insert_memory_entry(self, row: MemoryEntryRow) -> None:
-        self.execute(
-            "INSERT INTO convostore_memory_entries (store_id, path, id, version, version_seq,"
-            " size, created_at, updated_at, search_rid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [*row[:8], self._index_entry(row)],
-        )
+        # Indexed later, with the batch, as messages are (a segment of FTS5 per transaction
+        # cost a create more than its rows): without an index row (``search_rid`` NULL) a
+        # search reads it directly meanwhile.
+        super().insert_memory_entry(row)  # type: ignore[misc]
+        self._left_unindexed(1)
 
     def insert_memory_version(self, row: MemoryVersionRow) -> None:
         super().insert_memory_version(row)  # type: ignore[misc]
