@@ -127,6 +127,9 @@ def test_an_update_leaves_the_index_row_to_the_batch(tmp_path: object) -> None:
         sid = store.create_memory_store("docs").memory_store_id
         entry = store.create_memory(sid, "a.md", "first words")
         other = store.create_memory(sid, "b.md", "other words")
+        assert _index_text(store, entry.entry_id) is None  # a create waits for the batch too
+        store.backend.index_pending()
+        assert _index_text(store, entry.entry_id) == "a.md\nfirst words"
         updated = store.update_memory(sid, entry.entry_id, "second words", entry.version)
         assert _index_text(store, entry.entry_id) == "a.md\nfirst words"  # stale
         assert [
@@ -154,7 +157,9 @@ def test_redacting_the_version_a_stale_index_row_holds_rewrites_that_row(tmp_pat
     with ConversationStore(f"sqlite:///{tmp_path}/m.db") as store:
         sid = store.create_memory_store("docs").memory_store_id
         entry = store.create_memory(sid, "a.md", "secret marker")
+        store.backend.index_pending()
         store.update_memory(sid, entry.entry_id, "public text", entry.version)
+        assert _index_text(store, entry.entry_id) == "a.md\nsecret marker"  # stale
         first = store.list_memory_versions(sid, entry_id=entry.entry_id).items[0]
         store.redact_memory_version(sid, first.version_id)
         assert _index_text(store, entry.entry_id) == "a.md\npublic text"
@@ -170,12 +175,12 @@ def test_a_batch_takes_every_stale_row_of_a_hot_entry_once(tmp_path: object) -> 
         sid = store.create_memory_store("docs").memory_store_id
         entry = store.create_memory(sid, "hot.md", "v1")
         version = entry.version
-        for i in range(INDEX_BATCH + 3):  # the batch runs after the 256th update
+        for i in range(INDEX_BATCH + 2):  # the create and 255 updates make a batch
             version = store.update_memory(sid, entry.entry_id, f"text {i} here", version).version
         [(mark, upto)] = store.backend.read(
             lambda tx: tx.execute("SELECT indexed_seq, next_seq FROM convostore_memory_stores")
         )
         assert upto - mark == 3  # three updates since the batch
-        assert _index_text(store, entry.entry_id) == f"hot.md\ntext {INDEX_BATCH - 1} here"
-        hits = store.search_memories(memory_store_id=sid, query=f"text {INDEX_BATCH + 2} ").items
+        assert _index_text(store, entry.entry_id) == f"hot.md\ntext {INDEX_BATCH - 2} here"
+        hits = store.search_memories(memory_store_id=sid, query=f"text {INDEX_BATCH + 1} ").items
         assert [h.path for h in hits] == ["hot.md"]
