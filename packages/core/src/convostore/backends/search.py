@@ -401,18 +401,19 @@ class SqliteSearch(SearchStatements):
             self.execute(_MARK_AT_END)
         else:
             self.execute("UPDATE convostore_search_mark SET indexed_to = ?", [rows[-1][0]])
+        # the stale rows first: an entry indexed below would be stale by its mark still
+        stale = self._index_stale(limit - len(rows))
         entries = self.execute(
             f"SELECT {_ENTRY_COLUMNS}{_ENTRY_JOIN} WHERE e.search_rid IS NULL"
             " ORDER BY e.store_id, e.path LIMIT ?",
-            [limit - len(rows)],
+            [limit - len(rows) - stale],
         )
         for entry in _entries(entries):
             self.execute(
                 "UPDATE convostore_memory_entries SET search_rid = ? WHERE store_id = ? AND path = ?",
                 [self._index_entry(entry), entry.store_id, entry.path],
             )
-        done = len(rows) + len(entries)
-        return done + self._index_stale(limit - done) if done < limit else done
+        return len(rows) + stale + len(entries)
 
     def _index_entry(self, entry: MemoryEntryRow) -> int:
         """Index a memory entry (its content as read with it); its index row's number."""
