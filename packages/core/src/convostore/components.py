@@ -119,7 +119,7 @@ CORE = Component(
         ),
         Table("convostore_clock", ("id",), "ordered clock"),
         Table("convostore_changes", ("conversation_id", "seq"), "conversation changes"),
-        Table("convostore_memory_stores", ("id",), "memory stores"),
+        Table("convostore_memory_stores", ("id",), "memory stores", derived=("indexed_seq",)),
         Table(
             "convostore_memory_entries",
             ("store_id", "path"),

@@ -134,6 +134,26 @@ SEARCH_MARK_MIGRATION: list[str] = [
 ]
 """The migration step that replaces SQLite's partial index of unindexed messages by a mark."""
 
+# SQLite: a memory update leaves its entry's index row as it was (SqliteSearch); an entry whose
+# current version is numbered at or past its store's indexed_seq has a stale row, read directly
+# by a search until a batch rewrites it. Every row is current when this step runs; a new store
+# starts with its mark at its next_seq; a restore that numbers the store's versions lower brings
+# the mark down with next_seq.
+MEMORY_SEARCH_MARK_MIGRATION: list[str] = [
+    SQLITE_ONLY + "ALTER TABLE convostore_memory_stores"
+    " ADD COLUMN indexed_seq BIGINT NOT NULL DEFAULT 0",
+    SQLITE_ONLY + "UPDATE convostore_memory_stores SET indexed_seq = next_seq",
+    SQLITE_ONLY + "CREATE TRIGGER convostore_memory_mark_down"
+    " AFTER UPDATE OF next_seq ON convostore_memory_stores WHEN new.next_seq < new.indexed_seq"
+    " BEGIN UPDATE convostore_memory_stores SET indexed_seq = new.next_seq"
+    " WHERE id = new.id; END",
+    SQLITE_ONLY + "CREATE TRIGGER convostore_memory_mark_new"
+    " AFTER INSERT ON convostore_memory_stores"
+    " BEGIN UPDATE convostore_memory_stores SET indexed_seq = new.next_seq"
+    " WHERE id = new.id; END",
+]
+"""The migration step that lets SQLite's memory updates leave their index rows to a batch."""
+
 MIGRATIONS: list[list[str]] = [
     [
         """CREATE TABLE convostore_conversations (
@@ -196,4 +216,5 @@ MIGRATIONS: list[list[str]] = [
         + "CREATE INDEX convostore_messages_by_time ON convostore_messages (created_at)",
     ],
     SEARCH_MARK_MIGRATION,
+    MEMORY_SEARCH_MARK_MIGRATION,
 ]

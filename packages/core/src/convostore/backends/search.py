@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from ..search_text import index_text, memory_index_text
 from .keys import prefix_upper
-from .memories import MemoryEntryRow
+from .memories import MemoryEntryRow, MemoryVersionRow
 from .rows import MessageRow
 
 # An index row's number on SQLite: the minute of created_at, then a count within that minute.
@@ -291,7 +291,13 @@ class SqliteSearch(SearchStatements):
         [(entries,)] = self.execute(
             "SELECT count(*) FROM convostore_memory_entries WHERE search_rid IS NULL"
         )
-        return int(messages) + int(entries)
+        [(stale,)] = self.execute(
+            "SELECT count(*) FROM convostore_memory_stores st"
+            " JOIN convostore_memory_versions v ON v.store_id = st.id AND v.seq >= st.indexed_seq"
+            " JOIN convostore_memory_entries e ON e.id = v.entry_id AND e.version_seq = v.seq"
+            " WHERE e.search_rid IS NOT NULL"
+        )
+        return int(messages) + int(entries) + int(stale)
 
     def find_unindexed(self) -> None:
         self.execute(MARK_FROM_SCAN)
@@ -340,7 +346,8 @@ class SqliteSearch(SearchStatements):
         self._left_unindexed(len(rows))
 
     def _left_unindexed(self, count: int) -> None:
-        """``count`` messages were written without their index rows (for the batch)."""
+        """``count`` messages or memory entries were written without their index rows, or
+        left them stale (for the batch)."""
 
     def update_message(self, cid: str, row: MessageRow) -> None:
         self.execute(
@@ -394,17 +401,19 @@ class SqliteSearch(SearchStatements):
             self.execute(_MARK_AT_END)
         else:
             self.execute("UPDATE convostore_search_mark SET indexed_to = ?", [rows[-1][0]])
+        # the stale rows first: an entry indexed below would be stale by its mark still
+        stale = self._index_stale(limit - len(rows))
         entries = self.execute(
             f"SELECT {_ENTRY_COLUMNS}{_ENTRY_JOIN} WHERE e.search_rid IS NULL"
             " ORDER BY e.store_id, e.path LIMIT ?",
-            [limit - len(rows)],
+            [limit - len(rows) - stale],
         )
         for entry in _entries(entries):
             self.execute(
                 "UPDATE convostore_memory_entries SET search_rid = ? WHERE store_id = ? AND path = ?",
                 [self._index_entry(entry), entry.store_id, entry.path],
             )
-        return len(rows) + len(entries)
+        return len(rows) + stale + len(entries)
 
     def _index_entry(self, entry: MemoryEntryRow) -> int:
         """Index a memory entry (its content as read with it); its index row's number."""
@@ -419,31 +428,95 @@ class SqliteSearch(SearchStatements):
         return rid
 
     def insert_memory_entry(self, row: MemoryEntryRow) -> None:
-        self.execute(
-            "INSERT INTO convostore_memory_entries (store_id, path, id, version, version_seq,"
-            " size, created_at, updated_at, search_rid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [*row[:8], self._index_entry(row)],
-        )
+        # Indexed later, with the batch, as messages are (a segment of FTS5 per transaction
+        # cost a create more than its rows): without an index row (``search_rid`` NULL) a
+        # search reads it directly meanwhile.
+        super().insert_memory_entry(row)  # type: ignore[misc]
+        self._left_unindexed(1)
+
+    def insert_memory_version(self, row: MemoryVersionRow) -> None:
+        super().insert_memory_version(row)  # type: ignore[misc]
+        if row.operation != "update":  # a create or a delete leaves no index row stale
+            self.execute(
+                "UPDATE convostore_memory_stores SET indexed_seq = ? WHERE id = ?"
+                " AND indexed_seq = ?",
+                [row.seq + 1, row.store_id, row.seq],
+            )
 
     def update_memory_entry(self, row: MemoryEntryRow, *, was_at: str) -> None:
+        # The entry's index row is left as it was (rewriting it cost an update more than the
+        # rest of it, a segment of FTS5 per transaction): its current version, numbered at or
+        # past its store's indexed_seq, marks it stale until a batch rewrites it
+        # (SqliteBackend.write, close); a search reads it directly meanwhile.
         super().update_memory_entry(row, was_at=was_at)  # type: ignore[misc]
-        self.execute(
-            "UPDATE convostore_memory_search SET text = ? WHERE rowid = (SELECT search_rid"
-            " FROM convostore_memory_entries WHERE id = ?)",
-            [memory_index_text(row.path, row.content), row.id],
-        )
+        self._left_unindexed(1)
 
     def redact_memory_version(self, sid: str, seq: int, at: int) -> None:
+        """Also the index row of the version's entry, where it holds that version's text: the
+        current version's, or a stale row's (which may hold any earlier version's)."""
         super().redact_memory_version(sid, seq, at)  # type: ignore[misc]
-        for eid, path in self.execute(
-            "SELECT id, path FROM convostore_memory_entries WHERE store_id = ? AND version_seq = ?",
+        rows = self.execute(
+            f"SELECT {_ENTRY_COLUMNS}, e.search_rid FROM convostore_memory_versions r"
+            " JOIN convostore_memory_entries e ON e.id = r.entry_id"
+            " JOIN convostore_memory_versions v ON v.store_id = e.store_id AND v.seq = e.version_seq"
+            " JOIN convostore_memory_stores st ON st.id = e.store_id"
+            " WHERE r.store_id = ? AND r.seq = ? AND e.search_rid IS NOT NULL"
+            " AND (e.version_seq = r.seq OR e.version_seq >= st.indexed_seq)",
             [sid, seq],
-        ):
-            self.execute(
-                "UPDATE convostore_memory_search SET text = ? WHERE rowid = (SELECT search_rid"
-                " FROM convostore_memory_entries WHERE id = ?)",
-                [memory_index_text(path, None), eid],
+        )
+        self._rewrite_entries(rows)
+
+    def _rewrite_entries(self, rows: Sequence[Sequence[Any]]) -> None:
+        """Rewrite the index rows of entries read as ``_ENTRY_COLUMNS, e.search_rid``."""
+        self.executemany(
+            "UPDATE convostore_memory_search SET text = ? WHERE rowid = ?",
+            [(self._memory_text(e), r[-1]) for e, r in zip(_entries(rows), rows, strict=True)],
+        )
+
+    def unindexed_memories(self, m: MemoryFilter) -> list[MemoryEntryRow]:
+        """Also the entries whose index row is stale (their current version at or past the
+        store's mark): the store's versions from the mark on, the current ones."""
+        where, params = _memory_scope(m)
+        # the versions first (MATERIALIZED): a planner without statistics walks the store's
+        # entries instead
+        stale = self.execute(
+            "WITH p AS MATERIALIZED (SELECT seq, entry_id FROM convostore_memory_versions"
+            " WHERE store_id = ? AND seq >= (SELECT indexed_seq FROM convostore_memory_stores"
+            f" WHERE id = ?)) SELECT {_ENTRY_COLUMNS} FROM p"
+            " JOIN convostore_memory_entries e ON e.id = p.entry_id AND e.version_seq = p.seq"
+            " JOIN convostore_memory_versions v ON v.store_id = e.store_id AND v.seq = p.seq"
+            f" WHERE e.search_rid IS NOT NULL AND {' AND '.join(where)}",
+            [m.store_id, m.store_id, *params],
+        )
+        return [*super().unindexed_memories(m), *_entries(stale)]
+
+    def _index_stale(self, budget: int) -> int:
+        """Rewrite up to ``budget`` stale index rows of memory entries, store by store, each
+        store's mark moved past what was rewritten; return how many."""
+        done = 0
+        stores = self.execute(
+            "SELECT id, indexed_seq FROM convostore_memory_stores WHERE indexed_seq < next_seq"
+        )
+        for sid, mark in stores:
+            if done >= budget:
+                break
+            rows = self.execute(
+                f"SELECT {_ENTRY_COLUMNS}, e.search_rid FROM convostore_memory_versions v"
+                " JOIN convostore_memory_entries e ON e.id = v.entry_id AND e.version_seq = v.seq"
+                " WHERE v.store_id = ? AND v.seq >= ? AND e.search_rid IS NOT NULL"
+                " ORDER BY v.seq LIMIT ?",
+                [sid, mark, budget - done],
             )
+            self._rewrite_entries(rows)
+            if len(rows) < budget - done:  # every stale row of the store is rewritten
+                self.execute(_MEMORY_MARK_AT_END, [sid])
+            else:
+                self.execute(
+                    "UPDATE convostore_memory_stores SET indexed_seq = ? WHERE id = ?",
+                    [rows[-1][4] + 1, sid],
+                )
+            done += len(rows)
+        return done
 
     def search_memories(self, m: MemoryFilter, limit: int) -> list[MemoryEntryRow]:
         where, params = _memory_scope(m)
@@ -454,7 +527,8 @@ class SqliteSearch(SearchStatements):
             f"SELECT {_ENTRY_COLUMNS} FROM convostore_memory_search s"
             " JOIN convostore_memory_entries e ON e.id = s.entry_id"
             " JOIN convostore_memory_versions v ON v.store_id = e.store_id"
-            f" AND v.seq = e.version_seq WHERE {' AND '.join([*match, *terms, *where])}"
+            " AND v.seq = e.version_seq JOIN convostore_memory_stores st ON st.id = e.store_id"
+            f" WHERE {' AND '.join([*match, *terms, *where, 'e.version_seq < st.indexed_seq'])}"
             " ORDER BY e.path LIMIT ?"
         )
         head = [_fts_query(grams)] if grams else []
@@ -507,6 +581,8 @@ _MARK_AT_END = (
     "UPDATE convostore_search_mark"
     " SET indexed_to = (SELECT coalesce(max(rowid), 0) FROM convostore_messages)"
 )
+_MEMORY_MARK_AT_END = "UPDATE convostore_memory_stores SET indexed_seq = next_seq WHERE id = ?"
+"""No index row of the memory store's entries is stale (SQLite)."""
 _MARK_CAUGHT_UP = (
     "SELECT (SELECT indexed_to FROM convostore_search_mark)"
     " >= (SELECT coalesce(max(rowid), 0) FROM convostore_messages)"

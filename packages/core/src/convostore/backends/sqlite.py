@@ -26,8 +26,9 @@ _log = logging.getLogger("convostore")
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
-# Messages this connection wrote without their index rows, indexed in one transaction once
-# there are this many (and when the store closes); a search reads them directly meanwhile.
+# Messages and memory entries this connection wrote without their index rows (or left them
+# stale), indexed in one transaction once there are this many (and when the store closes); a
+# search reads them directly meanwhile.
 INDEX_BATCH = 256
 
 
@@ -83,7 +84,7 @@ class SqliteBackend(Backend):
         self._lock = threading.Lock()
         self._no_wait = threading.local()
         self._commits = 0  # this connection's writes (its data_version does not see them)
-        self.unindexed = 0  # messages it wrote without their index rows (INDEX_BATCH)
+        self.unindexed = 0  # messages and entries it left to the index's batch (INDEX_BATCH)
         self._seen = (0, 0)
         self._queue: int | None = None
         if path != ":memory:" and fcntl is not None:
