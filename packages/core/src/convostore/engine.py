@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
+from pydantic import BaseModel
+
 from .backends import DEFAULT_URL, Backend, ChangeRow, ConversationRow, MessageRow, Tx, open_backend
 from .backends.transfer import schema_versions
 from .components import CORE, component_named
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
 R = TypeVar("R")
+M = TypeVar("M", bound=BaseModel)
 
 
 def parse_position(text: object) -> int:
@@ -100,6 +103,17 @@ def message_of(row: Sequence[Any]) -> Message:
     return messages_of((row,))[0]
 
 
+def _filled(model: type[M], names: frozenset[str], fields: dict[str, Any]) -> M:
+    """A ``model`` holding ``fields`` (every field, each of its type: checked by the caller)
+    as pydantic's validator leaves one, without running it."""
+    built = _new(model)
+    _set(built, "__dict__", fields)
+    _set(built, "__pydantic_fields_set__", set(names))
+    _set(built, "__pydantic_extra__", None)
+    _set(built, "__pydantic_private__", None)
+    return built
+
+
 def messages_of(rows: Iterable[Sequence[Any]]) -> list[Message]:
     """``message_of`` each row, in one loop (a page's rows)."""
     messages = []
@@ -118,23 +132,15 @@ def messages_of(rows: Iterable[Sequence[Any]]) -> list[Message]:
             except (ValueError, TypeError):
                 extra = ()  # named below
             if extra is None or type(extra) is dict:
-                message = _new(Message)
-                _set(
-                    message,
-                    "__dict__",
-                    {
-                        "message_id": mid,
-                        "role": role,
-                        "content": value,
-                        "created_at": created_at,
-                        "metadata": extra,
-                        "updated_at": updated_at,
-                    },
-                )
-                _set(message, "__pydantic_fields_set__", set(_MESSAGE_FIELDS))
-                _set(message, "__pydantic_extra__", None)
-                _set(message, "__pydantic_private__", None)
-                messages.append(message)
+                fields = {
+                    "message_id": mid,
+                    "role": role,
+                    "content": value,
+                    "created_at": created_at,
+                    "metadata": extra,
+                    "updated_at": updated_at,
+                }
+                messages.append(_filled(Message, _MESSAGE_FIELDS, fields))
                 continue
         messages.append(_validated_message(MessageRow(*row)))
     return messages
@@ -194,23 +200,15 @@ def metas_of(rows: Iterable[Sequence[Any]]) -> list[ConversationMeta]:
             except (ValueError, TypeError):
                 extra = ()  # named below
             if extra is None or type(extra) is dict:
-                meta = _new(ConversationMeta)
-                _set(
-                    meta,
-                    "__dict__",
-                    {
-                        "conversation_id": cid,
-                        "created_at": created_at,
-                        "last_message_at": last_message_at,
-                        "message_count": message_count,
-                        "metadata": extra,
-                        "user_id": user_id,
-                    },
-                )
-                _set(meta, "__pydantic_fields_set__", set(_META_FIELDS))
-                _set(meta, "__pydantic_extra__", None)
-                _set(meta, "__pydantic_private__", None)
-                metas.append(meta)
+                fields = {
+                    "conversation_id": cid,
+                    "created_at": created_at,
+                    "last_message_at": last_message_at,
+                    "message_count": message_count,
+                    "metadata": extra,
+                    "user_id": user_id,
+                }
+                metas.append(_filled(ConversationMeta, _META_FIELDS, fields))
                 continue
         metas.append(_validated_meta(ConversationRow(*row)))
     return metas
