@@ -171,7 +171,7 @@ class ConversationMethods(Engine):
         rows = self.backend.read(
             lambda tx: tx.conversations_by_prefix(prefix, uid), single_statement=True
         )
-        return [meta_of(r) for r in rows]
+        return metas_of(rows)
 
     def delete_conversations(
         self,
