@@ -203,6 +203,23 @@ def test_single_statement_reads_take_one_round_trip(traced: Traced) -> None:
     assert traced.round_trips(lambda s: s.get_conversation(conversation_id="c")) == 1
 
 
+def test_a_users_first_page_is_one_statement_with_its_owner_check(traced: Traced) -> None:
+    """A user's page without a cursor: the owner checked on the row the page comes with, one
+    request (a page after a cursor also reads the cursor's position, in one snapshot)."""
+    store = traced.store
+    store.append_message(conversation_id="mine", role="user", content="one", user_id="u")
+    for order in ("asc", "desc"):
+        page = lambda s, order=order: s.get_messages(  # noqa: E731
+            conversation_id="mine", user_id="u", order=order
+        )
+        assert traced.requests(page) == 1
+        assert [m.content for m in page(store)] == ["one"]
+    missing = lambda s: s.get_messages(conversation_id="nobody's", user_id="u")  # noqa: E731
+    assert traced.requests(missing) == 1 and missing(store) == []
+    with pytest.raises(ConversationOwnershipError):
+        store.get_messages(conversation_id="mine", user_id="someone else")
+
+
 def test_a_memory_write_after_this_stores_own_write_takes_one_round_trip(
     traced: Traced, pg_schema_url: str
 ) -> None:

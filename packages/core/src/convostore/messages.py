@@ -334,10 +334,19 @@ class MessageMethods(Engine):
                 limit=limit,
             )
 
-        rows = (
-            self._read_owned(cid, uid, read, single_statement=after is None and before is None)
-            or []
-        )
+        if uid is not None and after is None and before is None:
+            # The owner's check and the page in one statement (one round trip, one snapshot).
+            row, rows = self.backend.read(
+                lambda tx: tx.owned_message_page(cid, newest_first=newest_first, limit=limit),
+                single_statement=True,
+            )
+            if row is not None:
+                self._owned(row, uid)
+        else:
+            rows = (
+                self._read_owned(cid, uid, read, single_statement=after is None and before is None)
+                or []
+            )
         if newest_first != (order == "desc"):
             rows.reverse()
         return messages_of(rows)

@@ -44,6 +44,17 @@ _PAGE = {
     for limited in (False, True)
 }
 
+# The same page with its conversation's row in front of each message (one row with no message
+# when the page is empty, none when the conversation does not exist): an owner's check and the
+# page in one statement, one snapshot.
+_OWNED_PAGE = {
+    (newest_first, limited): "SELECT c.id, c.user_id, c.created_at, c.last_message_at,"
+    " c.message_count, c.next_seq, c.metadata, p.* FROM convostore_conversations AS c"
+    f" LEFT JOIN ({_PAGE[newest_first, limited]}) AS p ON 1 = 1 WHERE c.id = ?"
+    f" ORDER BY p.seq {'DESC' if newest_first else 'ASC'}"
+    for newest_first, limited in _PAGE
+}
+
 
 @functools.cache
 def _listing(by_user: bool, bounded: bool, descending: bool) -> str:
@@ -356,6 +367,21 @@ class Tx(MemoryStatements, SearchStatements, ABC):
         if limit is not None:
             params.append(limit)
         return self.execute(_PAGE[newest_first, limit is not None], params)
+
+    def owned_message_page(
+        self, cid: str, *, newest_first: bool, limit: int | None
+    ) -> tuple[ConversationRow | None, list[tuple[Any, ...]]]:
+        """The conversation's row (None if it does not exist) and its oldest or newest
+        ``limit`` messages (as ``message_page``), in one statement."""
+        params: list[Any] = [cid, 0, cid, MAX_INT64]
+        if limit is not None:
+            params.append(limit)
+        rows = self.execute(_OWNED_PAGE[newest_first, limit is not None], [*params, cid])
+        if not rows:
+            return None, []
+        width = len(ConversationRow._fields)
+        page = [tuple(r[width:]) for r in rows if r[width] is not None]
+        return ConversationRow(*rows[0][:width]), page
 
     def message_contents(self, cid: str, last: int | None) -> list[str]:
         """The stored content text of every message (or the newest ``last``), oldest first."""
