@@ -334,7 +334,7 @@ class MessageMethods(Engine):
                 limit=limit,
             )
 
-        if uid is not None and after is None and before is None:
+        if uid is not None and after is None and before is None and self.backend.joined_owner_check:
             # The owner's check and the page in one statement (one round trip, one snapshot).
             row, rows = self.backend.read(
                 lambda tx: tx.owned_message_page(cid, newest_first=newest_first, limit=limit),

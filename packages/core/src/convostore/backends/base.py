@@ -515,6 +515,9 @@ class Backend(ABC):
     # True where a round trip costs more than the work (a server database): an append then
     # tries ``Tx.append_if_unchanged`` on the conversation's row as the store last wrote it.
     conditional_append = False
+    # True where a round trip costs more than a join: a user's first page of messages then
+    # comes with its conversation's row, the owner checked on it (``Tx.owned_message_page``).
+    joined_owner_check = False
 
     @abstractmethod
     def write(

@@ -339,6 +339,7 @@ class PostgresBackend(Backend):
 
     dialect = "postgresql"
     conditional_append = True
+    joined_owner_check = True
     # Told each write's WAL position when read replicas follow this server (``replicas.py``).
     on_commit: Callable[[int], None] | None = None
 

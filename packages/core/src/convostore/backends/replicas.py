@@ -136,6 +136,7 @@ class ReplicatedBackend(Backend):
 
     dialect = "postgresql"
     conditional_append = True
+    joined_owner_check = True
 
     def __init__(
         self, primary: PostgresBackend, url: str, replicas: Sequence[str], *, max_lag: float
