@@ -32,8 +32,9 @@ def hits(page: object) -> list[str]:
 def test_search_marks_the_hits_pages_and_opens_the_message(
     server: Server, open_page: OpenPage
 ) -> None:
-    # (the last written is the newest: a tie of milliseconds goes to the larger id, z-)
-    old, late, many = new_id("old"), new_id("z-late"), new_id("many")
+    # Hits come by (time, conversation id, position), newest first: the ids make the order
+    # the same when the writes below share a millisecond (z-late first, a-old's first last).
+    old, late, many = new_id("a-old"), new_id("z-late"), new_id("many")
     with ConversationStore(server.store_url) as store:
         first = [{"role": "user", "content": f"My ORDER number is A-7731 {HOSTILE}"}]
         chatter = [{"role": "assistant", "content": f"filler {n}"} for n in range(120)]
