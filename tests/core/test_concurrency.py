@@ -110,3 +110,49 @@ def test_kill_9_mid_stream_keeps_every_acknowledged_append(shared_url: str) -> N
     assert set(acked) <= stored
     assert meta is not None and meta.message_count == len(stored)
     assert len(stored) - len(acked) <= 1  # at most the one in flight, committed but unreported
+
+
+def test_two_stores_racing_with_one_supplied_id_store_it_once(pg_schema_url: str) -> None:
+    """Both stores append in one statement after their own writes; held back by a lock on the
+    conversation, both send the same ``message_id`` at once. The ids are looked for under the
+    row's lock, so the second finds the first's message: stored once, no error."""
+    import psycopg
+
+    with ConversationStore(pg_schema_url) as a, ConversationStore(pg_schema_url) as b:
+        a.append_message(conversation_id="c", role="user", content="a")
+        b.append_message(conversation_id="c", role="user", content="b")
+        results: list[object] = []
+
+        def append(store: ConversationStore) -> None:
+            try:
+                results.append(
+                    store.append_message(
+                        conversation_id="c", role="user", content="same", message_id="dup"
+                    )
+                )
+            except Exception as exc:  # the test reports what either raised
+                results.append(exc)
+
+        with (
+            psycopg.connect(pg_schema_url) as holder,
+            psycopg.connect(pg_schema_url, autocommit=True) as watcher,
+        ):
+            holder.execute("SELECT 1 FROM convostore_conversations WHERE id = 'c' FOR UPDATE")
+            racers = [threading.Thread(target=append, args=(s,)) for s in (a, b)]
+            for t in racers:
+                t.start()
+            waiting = 0
+            for _ in range(200):  # both statements wait for the row's lock
+                (waiting,) = watcher.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                    " AND query LIKE '%convostore_append%'"
+                ).fetchone() or (0,)
+                if waiting == 2:
+                    break
+                threading.Event().wait(0.05)
+            assert waiting == 2
+            holder.rollback()
+        for t in racers:
+            t.join()
+        assert results == ["dup", "dup"]
+        assert a.get_contents(conversation_id="c") == ["a", "b", "same"]

@@ -93,17 +93,75 @@ def test_an_append_after_this_stores_own_takes_one_round_trip(traced: Traced) ->
     assert contents == ["first", "x", *(str(i) for i in range(10))]
 
 
-def test_an_append_after_another_writer_takes_the_locking_path(
+def test_an_append_after_another_writers_append_is_still_one_round_trip(
     traced: Traced, pg_schema_url: str
 ) -> None:
-    """The row changed since this store wrote it: the conditional statement matches nothing
-    (one round trip), then BEGIN with the locking read, and the writes with COMMIT."""
+    """What the rules read (owner, metadata, room under the quota) is as this store wrote it:
+    the statement numbers the messages after the other writer's."""
     with ConversationStore(pg_schema_url) as other:
         other.append_message(conversation_id="c", role="user", content="theirs")
+        append = lambda s: s.append_message(conversation_id="c", role="user", content="x")  # noqa: E731
+        assert traced.round_trips(append) == 1
+        other.append_messages(conversation_id="c", messages=[{"role": "user", "content": "t2"}] * 2)
+        assert traced.round_trips(append) == 1
+    history = traced.store.get_history(conversation_id="c")
+    assert [m.content for m in history] == ["first", "theirs", "x", "t2", "t2", "x"]
+    meta = traced.store.get_conversation(conversation_id="c")
+    assert meta is not None and meta.message_count == 6
+
+
+def test_threads_appending_to_one_conversation_each_take_one_round_trip(traced: Traced) -> None:
+    """Appends racing through one store each read the row as another one left it: counted on
+    the row as it is, none of them falls back to the locking path, and nothing is lost."""
+    import threading
+
+    def writer(n: int) -> None:
+        for i in range(25):
+            traced.store.append_message(conversation_id="c", role="user", content=[n, i])
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+
+    def run(_: ConversationStore) -> None:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    assert traced.round_trips(run) == 100
+    history = traced.store.get_history(conversation_id="c")
+    assert len(history) == 101
+    for n in range(4):
+        assert [m.content[1] for m in history[1:] if m.content[0] == n] == list(range(25))
+    meta = traced.store.get_conversation(conversation_id="c")
+    assert meta is not None and meta.message_count == 101
+
+
+def test_the_quota_is_judged_on_the_count_as_it_is(pg_schema_url: str) -> None:
+    """Another writer filled the conversation since this store counted it: the statement
+    writes nothing and the locking path refuses, from the row as it is."""
+    with (
+        ConversationStore(pg_schema_url) as other,
+        ConversationStore(pg_schema_url).with_limits(max_messages_per_conversation=5) as ours,
+    ):
+        ours.append_messages(conversation_id="q", messages=[{"role": "user", "content": "o"}] * 3)
+        other.append_messages(conversation_id="q", messages=[{"role": "user", "content": "t"}] * 2)
+        with pytest.raises(MemoryQuotaExceededError):
+            ours.append_message(conversation_id="q", role="user", content="x")
+        assert ours.get_contents(conversation_id="q") == ["o", "o", "o", "t", "t"]
+
+
+def test_an_append_after_another_writer_changed_the_metadata_takes_the_locking_path(
+    traced: Traced, pg_schema_url: str
+) -> None:
+    """The metadata the rules read changed since this store wrote the row: the conditional
+    statement writes nothing (one round trip), then BEGIN with the locking read, and the
+    writes with COMMIT."""
+    with ConversationStore(pg_schema_url) as other:
+        other.update_conversation(conversation_id="c", metadata={"k": 1})
     append = lambda s: s.append_message(conversation_id="c", role="user", content="x")  # noqa: E731
     assert traced.round_trips(append) == 3
     assert traced.round_trips(append) == 1  # its own write again
-    assert traced.store.get_contents(conversation_id="c") == ["first", "theirs", "x", "x"]
+    assert traced.store.get_contents(conversation_id="c") == ["first", "x", "x"]
     first = lambda s: s.append_message(conversation_id="new", role="user", content="x")  # noqa: E731
     # a new conversation: the locking read finds none, its row is inserted, the writes
     assert traced.round_trips(first) == 3
@@ -116,8 +174,7 @@ def test_an_append_after_another_writer_takes_the_locking_path(
     # with the lookup of the id (sent together) finds it equal: nothing written
     assert traced.round_trips(with_id) == 3
     assert traced.round_trips(with_id) == 2  # not remembered now: the locking read alone
-    assert traced.store.get_contents(conversation_id="c")[-1] == "x"
-    assert len(traced.store.get_contents(conversation_id="c")) == 5
+    assert traced.store.get_contents(conversation_id="c") == ["first", "x", "x", "x"]
 
 
 def test_a_fold_that_changes_nothing_keeps_the_one_statement(traced: Traced) -> None:
@@ -157,8 +214,9 @@ def test_a_conversation_with_big_metadata_takes_the_locking_path(traced: Traced)
 
 
 def test_the_conditional_append_compares_every_column(pg_schema_url: str) -> None:
-    """What the statement compares is the whole row: a column added to the table and not to
-    ConversationRow would let a change to it go unseen."""
+    """What the sync's statement compares is the whole row (the append's, what its rules
+    read): a column added to the table and not to ConversationRow would let a change to it go
+    unseen."""
     with ConversationStore(pg_schema_url) as store:
         columns = store.backend.read(
             lambda tx: tx.execute(

@@ -122,10 +122,12 @@ def test_the_one_statement_appends_hits_misses_and_skips(
         ours.append_message(conversation_id="c", role="user", content="2")  # hit
         ours.append_message(conversation_id="c", role="user", content="3")  # hit
         theirs.append_message(conversation_id="c", role="user", content="x")  # theirs: skipped
-        ours.append_message(conversation_id="c", role="user", content="4")  # miss
-        ours.append_message(conversation_id="c", role="user", content="5")  # hit again
-        assert outcomes() == {"skipped": 2, "hit": 3, "miss": 1}
-        assert ours.get_contents(conversation_id="c") == ["1", "2", "3", "x", "4", "5"]
+        ours.append_message(conversation_id="c", role="user", content="4")  # hit: after "x"
+        theirs.update_conversation(conversation_id="c", metadata={"k": 1})  # what rules read
+        ours.append_message(conversation_id="c", role="user", content="5")  # miss
+        ours.append_message(conversation_id="c", role="user", content="6")  # hit again
+        assert outcomes() == {"skipped": 2, "hit": 4, "miss": 1}
+        assert ours.get_contents(conversation_id="c") == ["1", "2", "3", "x", "4", "5", "6"]
 
 
 def test_sqlite_has_no_one_statement_path(reader: InMemoryMetricReader) -> None:

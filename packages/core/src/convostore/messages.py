@@ -211,11 +211,11 @@ class MessageMethods(Engine):
     ) -> tuple[list[MessageRow], ConversationRow]:
         """``new`` placed after the conversation's messages, and its row once they are: the
         quota's rule. A message takes the time ``at``, or its own in ``times``."""
-        quota = self.limits.max_messages_per_conversation
-        if row.message_count + len(new) > quota:
+        if row.message_count > self._room(len(new)):
             raise MemoryQuotaExceededError(
                 f"conversation_id {row.id!r} holds {row.message_count} messages; appending"
-                f" {len(new)} would pass the limit of {quota} messages per conversation"
+                f" {len(new)} would pass the limit of"
+                f" {self.limits.max_messages_per_conversation} messages per conversation"
             )
         # Built whole: a NamedTuple's ``_replace`` costs more than the rest of this
         placed = [
@@ -241,6 +241,10 @@ class MessageMethods(Engine):
             row.metadata,
         )
 
+    def _room(self, count: int) -> int:
+        """The most messages a conversation may hold for ``count`` more to fit: the quota."""
+        return self.limits.max_messages_per_conversation - count
+
     def _append_unchanged(
         self,
         cid: str,
@@ -254,11 +258,12 @@ class MessageMethods(Engine):
     ) -> bool:
         """Append in one statement (one round trip on a server database) where this store
         wrote the conversation last: the rules (and ``fold``) run on its row as written then,
-        the messages stored only if the row is still exactly that (and, where the caller
-        ``supplied`` ids, only if none of them is taken). False where not tried, where
-        ``fold`` changes the metadata, where the row changed since or an id is taken; the
-        caller then takes the locking path (which raises any error from the row as it is, and
-        skips the messages already stored)."""
+        the messages stored only if what they read is still that (the owner, the metadata, room
+        under the quota; where the caller ``supplied`` ids, none of them taken), numbered after
+        the messages stored then, whoever appended since (``Tx.append_counted``). False where
+        not tried, where ``fold`` changes the metadata, where that changed or an id is taken;
+        the caller then takes the locking path (which raises any error from the row as it is,
+        and skips the messages already stored)."""
         if not self.backend.conditional_append:
             return False  # nothing remembered: the one path there is
         seen, _ = self._last_rows.row(cid)
@@ -275,11 +280,13 @@ class MessageMethods(Engine):
         if fold is not None and fold(decode_json(seen.metadata), Added(rows)):
             telemetry.one_statement("append", "skipped")
             return False
-        if self.backend.write(
-            lambda tx: tx.append_if_unchanged(seen, rows, row, new_ids=supplied)(),
+        room = self._room(len(rows))
+        written = self.backend.write(
+            lambda tx: tx.append_counted(seen, rows, row, room=room, new_ids=supplied)(),
             single_statement=True,
-        ):
-            self._last_rows.remember(row, rows[-1].id)
+        )
+        if written is not None:
+            self._last_rows.remember(written, rows[-1].id)
             telemetry.one_statement("append", "hit")
             return True
         self._last_rows.forget(cid)

@@ -305,6 +305,23 @@ class Tx(MemoryStatements, SearchStatements, ABC):
         written). Where ``Backend.conditional_append`` is True."""
         raise NotImplementedError("this database appends through a locking read")
 
+    def append_counted(
+        self,
+        seen: ConversationRow,
+        rows: Sequence[MessageRow],
+        row: ConversationRow,
+        *,
+        room: int,
+        new_ids: bool = False,
+    ) -> Callable[[], ConversationRow | None]:
+        """Insert ``rows`` (numbered after ``seen``) in one statement, sent now, only if the
+        conversation's row still has ``seen``'s owner, creation time and metadata and at most
+        ``room`` messages (the quota's bound) and, with ``new_ids``, none of their ids is
+        taken: numbered after its messages as they are then, the row counted on (``row``
+        gives its new owner and time). The returned function gives the row as written, or
+        None (nothing written). Where ``Backend.conditional_append`` is True."""
+        raise NotImplementedError("this database appends through a locking read")
+
     def messages_by_id(self, cid: str, ids: Sequence[str]) -> dict[str, MessageRow]:
         return self.messages_by_id_later(cid, ids)()
 

@@ -181,6 +181,45 @@ class PostgresTx(PostgresSearch, Tx):
         )
         return lambda: bool(appended()[0][0])
 
+    def append_counted(
+        self,
+        seen: ConversationRow,
+        rows: Sequence[MessageRow],
+        row: ConversationRow,
+        *,
+        room: int,
+        new_ids: bool = False,
+    ) -> Callable[[], ConversationRow | None]:
+        """One call of the function ``convostore_append_counted``, sent now."""
+        appended = self.prefetch(
+            "SELECT convostore_append_counted(?::text, ?::text, ?::bigint, ?::text, ?::bigint,"
+            " ?::text, ?::bigint, ?::bigint, ?::boolean, ?::json)",
+            [
+                seen.id,
+                seen.user_id,
+                seen.created_at,
+                seen.metadata,
+                seen.next_seq,
+                row.user_id,
+                row.last_message_at,
+                room,
+                new_ids,
+                json.dumps([(*r, index_text(r.content)) for r in rows]),
+            ],
+        )
+
+        def written() -> ConversationRow | None:
+            counted = appended()[0][0]
+            return (
+                None
+                if counted is None
+                else row._replace(
+                    last_message_at=counted[0], message_count=counted[1], next_seq=counted[2]
+                )
+            )
+
+        return written
+
     def prefetch(self, sql: str, params: Sequence[Any] = ()) -> Callable[[], list[tuple[Any, ...]]]:
         self._counted()
         self._begin()

@@ -45,6 +45,47 @@ BEGIN
     RETURN true;
 END $$"""
 
+# Tx.append_counted on PostgreSQL: an append judged on what its rules read (the owner, the
+# conversation's identity, its metadata, the quota's bound, the ids free) rather than on
+# every column, so that concurrent appends to one conversation each take one statement: the
+# messages are numbered after those stored when the row's lock is granted. NULL, nothing
+# written, where a check fails (the caller takes the locking path, which raises from the row
+# as it is).
+APPEND_COUNTED_FUNCTION = """CREATE OR REPLACE FUNCTION convostore_append_counted(
+            p_id text, p_user_id text, p_created_at bigint, p_metadata text, p_next_seq bigint,
+            p_new_user_id text, p_at bigint, p_room bigint, p_new_ids boolean, p_rows json
+        ) RETURNS bigint[] LANGUAGE plpgsql AS $$
+DECLARE
+    v_count bigint := json_array_length(p_rows);
+    v_after bigint[];
+BEGIN
+    -- p_rows as convostore_append's, numbered from p_next_seq: renumbered from next_seq
+    IF p_new_ids THEN  -- looked for under the row's lock: an append of the same id waited
+        PERFORM FROM convostore_conversations WHERE id = p_id FOR UPDATE;
+        PERFORM FROM convostore_messages WHERE conversation_id = p_id
+            AND id = ANY (ARRAY(SELECT r ->> 1 FROM json_array_elements(p_rows) AS r));
+        IF FOUND THEN
+            RETURN NULL;
+        END IF;
+    END IF;
+    UPDATE convostore_conversations SET user_id = p_new_user_id,
+        last_message_at = greatest(last_message_at, p_at),
+        message_count = message_count + v_count, next_seq = next_seq + v_count
+        WHERE id = p_id AND user_id IS NOT DISTINCT FROM p_user_id
+        AND created_at = p_created_at AND metadata IS NOT DISTINCT FROM p_metadata
+        AND message_count <= p_room
+        RETURNING ARRAY[last_message_at, message_count, next_seq] INTO v_after;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    INSERT INTO convostore_messages (conversation_id, seq, id, role, content, metadata,
+        created_at, updated_at, search_text)
+    SELECT p_id, (r ->> 0)::bigint - p_next_seq + v_after[3] - v_count, r ->> 1, r ->> 2,
+        r ->> 3, r ->> 4, (r ->> 5)::bigint, (r ->> 6)::bigint, r ->> 7
+    FROM json_array_elements(p_rows) AS r;
+    RETURN v_after;
+END $$"""
+
 # pg_trgm where the database has it, else in a schema of its own: an extension created in a
 # store's schema would go with that schema, and with it every other store's search index.
 # (Migrations of one component take one lock for the whole database: no two create it.)
@@ -217,4 +258,5 @@ MIGRATIONS: list[list[str]] = [
     ],
     SEARCH_MARK_MIGRATION,
     MEMORY_SEARCH_MARK_MIGRATION,
+    [POSTGRESQL_ONLY + APPEND_COUNTED_FUNCTION],
 ]
