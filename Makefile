@@ -24,7 +24,7 @@ src_server := packages/server/src
 also_server := convostore-openai
 
 
-.PHONY: uv services browser test-web install install-tools install-ts test-ts bench-ts demo test lint typecheck bench bench-memory bench-cli bench-search bench-openai-v1 bench-replicas bench-telemetry bench-scale $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
+.PHONY: wrk uv services browser test-web install install-tools install-ts test-ts bench-ts demo test lint typecheck bench bench-memory bench-cli bench-search bench-openai-v1 bench-replicas bench-telemetry bench-scale $(addprefix bench-,core langgraph openai claude crewai server) dist test-dist test-docs docs install-docs example $(addprefix install-,$(PACKAGES)) $(addprefix test-,$(PACKAGES)) $(addprefix typecheck-,$(PACKAGES))
 
 install: $(addprefix install-,$(PACKAGES)) install-tools install-ts
 
@@ -101,6 +101,17 @@ browser:
 	}
 	@/usr/bin/chromium --version
 
+# wrk, the load generator of benchmarks/server_bench.py (without it the benchmark drives the
+# load from its own Python process, which then competes with the servers for the 2 cores):
+# installed with apt-get when missing, else the benchmark says it fell back.
+wrk:
+	@command -v wrk >/dev/null 2>&1 || { \
+		command -v apt-get >/dev/null 2>&1 || { echo "make wrk: wrk is missing and apt-get is not available: benchmarks/server_bench.py drives the load itself"; exit 0; }; \
+		echo "==> apt-get install wrk (Debian's package, for benchmarks/server_bench.py)"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends wrk >/dev/null || echo "make wrk: apt-get install wrk failed (it needs root): benchmarks/server_bench.py drives the load itself"; \
+	}
+
 # The web view in a real browser (Debian's chromium, Playwright) against the real server.
 test-web: install-server install-ts services browser
 	@echo "==> tests/web in .venvs/server (chromium $$(/usr/bin/chromium --version | cut -d' ' -f2))"
@@ -171,6 +182,7 @@ $(addprefix verdict-,$(CHECKS)): verdict-%:
 # with the date, the machine and the command, to benchmarks/results/<package>.md, and the READMEs'
 # quotes of those files are refreshed. `make bench-core` (or -langgraph, ...) runs one.
 BENCHES := core langgraph openai claude crewai server
+bench-server: wrk
 $(addprefix bench-,$(BENCHES)): bench-%: install-% services
 	@echo "==> benchmarks/$*_bench.py in .venvs/$* -> benchmarks/results/$*.md"
 	.venvs/$*/bin/python benchmarks/$*_bench.py --markdown benchmarks/results/$*.md
