@@ -7,7 +7,7 @@ from typing import Any
 import anyio
 import pytest
 from convostore import ConversationStore
-from convostore.errors import ConversationOwnershipError, MemoryValidationError
+from convostore.errors import ConversationOwnershipError, MemoryValidationError, StorageError
 from convostore_claude import ConvostoreSessionStore
 
 pytestmark = pytest.mark.anyio
@@ -110,6 +110,32 @@ async def test_mtime_and_summary_share_one_clock(session_store: ConvostoreSessio
     # a replayed batch neither: its entries are not folded twice
     await session_store.append(KEY, [e("1", customTitle="title 1")])
     assert await session_store.list_session_summaries("proj") == [summary]
+
+
+async def test_a_listing_decodes_only_what_it_returns(
+    session_store: ConvostoreSessionStore,
+) -> None:
+    """``list_sessions`` reads no metadata (the session id is in the conversation id), unless
+    a session id is hashed; ``list_session_summaries`` reads it and names a damaged row."""
+    await session_store.append(KEY, [e("1", customTitle="t")])
+    await session_store.append({**KEY, "session_id": "other"}, [e("2")])
+    cid = session_store.conversation_id(KEY)
+    session_store.store.backend.write(
+        lambda tx: tx.execute(
+            "UPDATE convostore_conversations SET metadata = '[1]' WHERE id = ?", [cid]
+        )
+    )
+    assert sorted(s["session_id"] for s in await session_store.list_sessions("proj")) == [
+        "other",
+        "sess",
+    ]
+    with pytest.raises(StorageError, match=f"conversation {cid!r}: its stored metadata"):
+        await session_store.list_session_summaries("proj")
+    # a hashed session id is named by the metadata: the listing reads it after all
+    hashed: Any = {"project_key": "proj", "session_id": "s/" * 300}
+    await session_store.append(hashed, [e("3")])
+    with pytest.raises(StorageError, match=f"conversation {cid!r}: its stored metadata"):
+        await session_store.list_sessions("proj")
 
 
 async def test_large_unicode_and_nul_entries_round_trip(

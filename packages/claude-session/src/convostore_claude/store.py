@@ -17,7 +17,6 @@ from claude_agent_sdk import (
 )
 from convostore import (
     AsyncConversationStore,
-    ConversationMeta,
     ConversationStore,
     MemoryValidationError,
     Message,
@@ -225,37 +224,45 @@ class ConvostoreSessionStore(SessionStore):
 
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
         """Main transcripts of the project with their last write time (epoch ms)."""
-        rows = await self._run(lambda: self._main_rows(project_key))
-        return [{"session_id": sid, "mtime": row.last_message_at} for row, sid in rows]
+        rows = await self._run(lambda: self._main_rows(project_key, metadata=False))
+        return [{"session_id": sid, "mtime": mtime} for _, sid, mtime, _ in rows]
 
     async def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
         """The summaries ``append`` maintains; ``mtime`` equals ``list_sessions``' for each."""
 
         def run() -> list[SessionSummaryEntry]:
             found: list[SessionSummaryEntry] = []
-            for row, sid in self._main_rows(project_key):
-                summary = (row.metadata or {}).get(SUMMARY_FIELD)
+            for _, sid, mtime, metadata in self._main_rows(project_key, metadata=True):
+                summary = (metadata or {}).get(SUMMARY_FIELD)
                 if isinstance(summary, dict):
-                    found.append({"session_id": sid, "mtime": row.last_message_at, "data": summary})
+                    found.append({"session_id": sid, "mtime": mtime, "data": summary})
             return found
 
         return await self._run(run)
 
-    def _main_rows(self, project_key: str) -> list[tuple[ConversationMeta, str]]:
-        """The project's non-empty main transcripts and their session ids."""
+    def _main_rows(
+        self, project_key: str, *, metadata: bool
+    ) -> list[tuple[str, str, int, dict[str, Any] | None]]:
+        """The project's non-empty main transcripts as (conversation id, session id, mtime,
+        metadata), from one read of the project's id range. ``metadata=False`` reads no
+        metadata; a hashed session id (its metadata names it) then reads the range again."""
         project_key = check_field("project_key", project_key)
         prefix = self.scope.project_prefix(project_key)
+        start = len(prefix)
+        rows = self.store.find_conversation_briefs(id_prefix=prefix, metadata=metadata)
         found = []
-        for row in self.store.find_conversations(id_prefix=prefix):
-            sid = session_of(row.conversation_id[len(prefix) :])
-            if sid is None or not row.message_count:
+        for cid, mtime, count, meta in rows:
+            sid = session_of(cid[start:])
+            if sid is None or not count:
                 continue  # a subkey, or emptied
             if not sid:  # hashed: the metadata has it
-                info = (row.metadata or {}).get(KEY_FIELD)
+                if not metadata:
+                    return self._main_rows(project_key, metadata=True)
+                info = (meta or {}).get(KEY_FIELD)
                 if not isinstance(info, dict) or not isinstance(info.get("session_id"), str):
                     continue
                 sid = info["session_id"]
-            found.append((row, sid))
+            found.append((cid, sid, mtime, meta))
         return found
 
     async def delete(self, key: SessionKey) -> None:
@@ -271,15 +278,11 @@ class ConvostoreSessionStore(SessionStore):
         """The session's subpaths (never the main transcript)."""
         parsed = parse_key(key, allow_subpath=False)
         prefix = self.scope.session_prefix(parsed.project_key, parsed.session_id)
-        rows = await self._run(lambda: self.store.find_conversations(id_prefix=prefix))
+        rows = await self._run(lambda: self.store.find_conversation_briefs(id_prefix=prefix))
         subpaths = []
-        for row in rows:
-            info = (row.metadata or {}).get(KEY_FIELD)
-            if (
-                row.message_count
-                and isinstance(info, dict)
-                and isinstance(info.get("subpath"), str)
-            ):
+        for _, _, count, metadata in rows:
+            info = (metadata or {}).get(KEY_FIELD)
+            if count and isinstance(info, dict) and isinstance(info.get("subpath"), str):
                 subpaths.append(info["subpath"])
         return subpaths
 
@@ -296,12 +299,9 @@ class ConvostoreSessionStore(SessionStore):
 
         def run() -> list[str]:
             gone = []
-            for row, sid in self._main_rows(project_key):
-                if row.last_message_at < older_than_ms:
-                    self.store.delete_conversations(
-                        conversation_ids=[row.conversation_id],
-                        id_prefix=row.conversation_id + "/",
-                    )
+            for cid, sid, mtime, _ in self._main_rows(project_key, metadata=False):
+                if mtime < older_than_ms:
+                    self.store.delete_conversations(conversation_ids=[cid], id_prefix=cid + "/")
                     gone.append(sid)
             return gone
 

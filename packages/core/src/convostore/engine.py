@@ -214,6 +214,30 @@ def metas_of(rows: Iterable[Sequence[Any]]) -> list[ConversationMeta]:
     return metas
 
 
+def briefs_of(rows: Iterable[Sequence[Any]]) -> list[tuple[str, int, int, dict[str, Any] | None]]:
+    """The (id, last_message_at, message_count, metadata) rows of ``Tx.briefs_by_prefix``
+    with the metadata decoded; a row the store would not have written is named, as
+    ``metas_of`` names it."""
+    briefs: list[tuple[str, int, int, dict[str, Any] | None]] = []
+    for row in rows:
+        cid, last_message_at, message_count, metadata = row
+        if type(last_message_at) is int and type(message_count) is int:
+            if metadata is None:
+                briefs.append(row)  # type: ignore[arg-type]  # the types just checked
+                continue
+            try:
+                extra = loads(metadata)
+            except (ValueError, TypeError):
+                extra = None
+            if type(extra) is dict:
+                briefs.append((cid, last_message_at, message_count, extra))
+                continue
+        what = f"conversation {cid!r}"
+        _stored_metadata(what, metadata)
+        raise _damaged(what, "row is not a conversation (its time or count is not an integer)")
+    return briefs
+
+
 def _validated_meta(row: ConversationRow) -> ConversationMeta:
     try:
         return _meta(
