@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
@@ -136,6 +137,30 @@ async def test_a_listing_decodes_only_what_it_returns(
     await session_store.append(hashed, [e("3")])
     with pytest.raises(StorageError, match=f"conversation {cid!r}: its stored metadata"):
         await session_store.list_sessions("proj")
+
+
+async def test_the_summary_is_the_metadatas_first_key(
+    session_store: ConvostoreSessionStore,
+) -> None:
+    """The summaries listing decodes a summary alone when it comes first (new sessions); a
+    session whose metadata holds it later (written before) is listed the same."""
+    await session_store.append(KEY, [e("1", customTitle="t")])
+    cid = session_store.conversation_id(KEY)
+    meta = session_store.store.get_conversation(conversation_id=cid)
+    assert meta is not None and meta.metadata is not None
+    assert list(meta.metadata) == ["claude_summary", "claude_session", "title"]
+    [listed] = await session_store.list_session_summaries("proj")
+    older = json.dumps(
+        {k: meta.metadata[k] for k in ("claude_session", "claude_summary", "title")},
+        separators=(",", ":"),
+    )
+    session_store.store.backend.write(
+        lambda tx: tx.execute(
+            "UPDATE convostore_conversations SET metadata = ? WHERE id = ?", [older, cid]
+        )
+    )
+    assert await session_store.list_session_summaries("proj") == [listed]
+    assert listed["data"]["custom_title"] == "t"
 
 
 async def test_large_unicode_and_nul_entries_round_trip(

@@ -76,6 +76,29 @@ def test_find_conversation_briefs_are_find_conversations_without_the_models(
     assert store.find_conversation_briefs(id_prefix="none/") == []
 
 
+def test_find_conversation_briefs_with_a_key_give_its_value(store: ConversationStore) -> None:
+    """With a key, the last field is that key's value, wherever the key is (only a first key
+    is decoded alone), None where it is absent or there is no metadata."""
+    store.update_conversation(conversation_id="k/first", metadata={"s": {"x": [1]}, "t": 2})
+    store.update_conversation(conversation_id="k/later", metadata={"t": 2, "s": "é"})
+    store.update_conversation(conversation_id="k/none", metadata={"t": 3})
+    _add(store, "k/plain")
+    assert [b[3] for b in store.find_conversation_briefs(id_prefix="k/", metadata="s")] == [
+        {"x": [1]},
+        "é",
+        None,
+        None,
+    ]
+    assert [b[3] for b in store.find_conversation_briefs(id_prefix="k/", metadata="t")] == [
+        2,
+        2,
+        3,
+        None,
+    ]
+    with pytest.raises(MemoryValidationError, match="metadata must be a bool or a key"):
+        store.find_conversation_briefs(id_prefix="k/", metadata=1)  # type: ignore[arg-type]
+
+
 def test_delete_conversations_takes_ids_and_a_prefix_in_one_transaction(
     store: ConversationStore,
 ) -> None:

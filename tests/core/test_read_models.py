@@ -97,6 +97,7 @@ def test_a_damaged_conversation_is_named_by_a_listing(store: ConversationStore) 
     for listing in (
         lambda: store.list_conversations(user_id="u"),
         lambda: store.find_conversation_briefs(id_prefix="d"),
+        lambda: store.find_conversation_briefs(id_prefix="d", metadata="a"),
     ):
         with pytest.raises(
             StorageError, match="conversation 'd': its stored metadata is a JSON list"
@@ -121,3 +122,12 @@ def test_a_conversation_row_of_wrong_types_is_named_by_a_brief_listing(
         StorageError, match="conversation 'c': its stored row is not a conversation"
     ):
         store.find_conversation_briefs(id_prefix="c", metadata=metadata)
+
+
+def test_a_key_cut_off_in_the_metadata_is_named(store: ConversationStore) -> None:
+    store.update_conversation(conversation_id="c", metadata={"a": 1})
+    store.backend.write(
+        lambda tx: tx.execute("UPDATE convostore_conversations SET metadata = '{\"a\":[1'")
+    )
+    with pytest.raises(StorageError, match="conversation 'c': its stored metadata is not valid"):
+        store.find_conversation_briefs(id_prefix="c", metadata="a")

@@ -200,15 +200,17 @@ class ConvostoreSessionStore(SessionStore):
 
         def fold(metadata: dict[str, Any] | None, added: Sequence[Message]) -> dict[str, Any]:
             metadata = metadata or {}
-            patch: dict[str, Any] = {} if metadata.get(KEY_FIELD) == info else {KEY_FIELD: info}
+            key_patch: dict[str, Any] = {} if metadata.get(KEY_FIELD) == info else {KEY_FIELD: info}
             if key.subpath is not None:  # subagent transcripts never touch the summary
-                return patch
+                return key_patch
             data = metadata.get(SUMMARY_FIELD)
             prev: SessionSummaryEntry | None = None
             if isinstance(data, dict):
                 prev = {"session_id": key.session_id, "mtime": 0, "data": data}
             folded = fold_session_summary(prev, sdk_key, [m.content for m in added])
-            patch[SUMMARY_FIELD] = folded["data"]
+            # the summary first: a new session's metadata starts with it, so the summaries
+            # listing decodes it alone (``find_conversation_briefs(metadata=SUMMARY_FIELD)``)
+            patch: dict[str, Any] = {SUMMARY_FIELD: folded["data"], **key_patch}
             title = title_of(folded["data"])
             if title is not None:
                 patch["title"] = title
@@ -224,45 +226,50 @@ class ConvostoreSessionStore(SessionStore):
 
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
         """Main transcripts of the project with their last write time (epoch ms)."""
-        rows = await self._run(lambda: self._main_rows(project_key, metadata=False))
+        rows = await self._run(lambda: self._main_rows(project_key, None))
         return [{"session_id": sid, "mtime": mtime} for _, sid, mtime, _ in rows]
 
     async def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
         """The summaries ``append`` maintains; ``mtime`` equals ``list_sessions``' for each."""
 
         def run() -> list[SessionSummaryEntry]:
-            found: list[SessionSummaryEntry] = []
-            for _, sid, mtime, metadata in self._main_rows(project_key, metadata=True):
-                summary = (metadata or {}).get(SUMMARY_FIELD)
-                if isinstance(summary, dict):
-                    found.append({"session_id": sid, "mtime": mtime, "data": summary})
-            return found
+            return [
+                {"session_id": sid, "mtime": mtime, "data": summary}
+                for _, sid, mtime, summary in self._main_rows(project_key, SUMMARY_FIELD)
+                if isinstance(summary, dict)
+            ]
 
         return await self._run(run)
 
     def _main_rows(
-        self, project_key: str, *, metadata: bool
-    ) -> list[tuple[str, str, int, dict[str, Any] | None]]:
+        self, project_key: str, field: str | None, *, whole: bool = False
+    ) -> list[tuple[str, str, int, Any]]:
         """The project's non-empty main transcripts as (conversation id, session id, mtime,
-        metadata), from one read of the project's id range. ``metadata=False`` reads no
-        metadata; a hashed session id (its metadata names it) then reads the range again."""
+        the metadata's ``field``), from one read of the project's id range that decodes no
+        other metadata. A hashed session id (the metadata's ``KEY_FIELD`` names it) makes it
+        read the range again, ``whole``."""
         project_key = check_field("project_key", project_key)
         prefix = self.scope.project_prefix(project_key)
         start = len(prefix)
-        rows = self.store.find_conversation_briefs(id_prefix=prefix, metadata=metadata)
+        rows = self.store.find_conversation_briefs(
+            id_prefix=prefix, metadata=True if whole else (field or False)
+        )
         found = []
-        for cid, mtime, count, meta in rows:
+        for cid, mtime, count, value in rows:
             sid = session_of(cid[start:])
             if sid is None or not count:
                 continue  # a subkey, or emptied
-            if not sid:  # hashed: the metadata has it
-                if not metadata:
-                    return self._main_rows(project_key, metadata=True)
-                info = (meta or {}).get(KEY_FIELD)
-                if not isinstance(info, dict) or not isinstance(info.get("session_id"), str):
-                    continue
-                sid = info["session_id"]
-            found.append((cid, sid, mtime, meta))
+            if whole:
+                metadata = value or {}
+                value = None if field is None else metadata.get(field)
+                if not sid:  # hashed: the metadata has it
+                    info = metadata.get(KEY_FIELD)
+                    if not isinstance(info, dict) or not isinstance(info.get("session_id"), str):
+                        continue
+                    sid = info["session_id"]
+            elif not sid:
+                return self._main_rows(project_key, field, whole=True)
+            found.append((cid, sid, mtime, value))
         return found
 
     async def delete(self, key: SessionKey) -> None:
@@ -299,7 +306,7 @@ class ConvostoreSessionStore(SessionStore):
 
         def run() -> list[str]:
             gone = []
-            for cid, sid, mtime, _ in self._main_rows(project_key, metadata=False):
+            for cid, sid, mtime, _ in self._main_rows(project_key, None):
                 if mtime < older_than_ms:
                     self.store.delete_conversations(conversation_ids=[cid], id_prefix=cid + "/")
                     gone.append(sid)
