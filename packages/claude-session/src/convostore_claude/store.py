@@ -255,12 +255,13 @@ class ConvostoreSessionStore(SessionStore):
             id_prefix=prefix, metadata=True if whole else (field or False)
         )
         found = []
-        for cid, mtime, count, value in rows:
+        for cid, mtime, count, read in rows:
             sid = session_of(cid[start:])
             if sid is None or not count:
                 continue  # a subkey, or emptied
+            value = read
             if whole:
-                metadata = value or {}
+                metadata: dict[str, Any] = read or {}
                 value = None if field is None else metadata.get(field)
                 if not sid:  # hashed: the metadata has it
                     info = metadata.get(KEY_FIELD)
