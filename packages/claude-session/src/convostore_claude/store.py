@@ -286,10 +286,11 @@ class ConvostoreSessionStore(SessionStore):
         """The session's subpaths (never the main transcript)."""
         parsed = parse_key(key, allow_subpath=False)
         prefix = self.scope.session_prefix(parsed.project_key, parsed.session_id)
-        rows = await self._run(lambda: self.store.find_conversation_briefs(id_prefix=prefix))
+        rows = await self._run(
+            lambda: self.store.find_conversation_briefs(id_prefix=prefix, metadata=KEY_FIELD)
+        )
         subpaths = []
-        for _, _, count, metadata in rows:
-            info = (metadata or {}).get(KEY_FIELD)
+        for _, _, count, info in rows:
             if count and isinstance(info, dict) and isinstance(info.get("subpath"), str):
                 subpaths.append(info["subpath"])
         return subpaths
