@@ -234,6 +234,8 @@ async def test_long_keys(session_store: ConvostoreSessionStore) -> None:
             "mtime": (await session_store.list_sessions("p" * 900))[0]["mtime"],
         }
     ]
+    summaries = await session_store.list_session_summaries("p" * 900)
+    assert [s["session_id"] for s in summaries] == ["s/" * 300]  # hashed: named by its metadata
     # a session id that looks like another session's subkey stays its own session
     await session_store.append({"project_key": "q", "session_id": "a/b"}, [e("1")])
     await session_store.append({"project_key": "q", "session_id": "a", "subpath": "b"}, [e("2")])
