@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
 import pytest
 from convostore import ConversationStore
-from convostore.errors import ConversationOwnershipError, MemoryValidationError
+from convostore.errors import ConversationOwnershipError, MemoryValidationError, StorageError
 from convostore_claude import ConvostoreSessionStore
 
 pytestmark = pytest.mark.anyio
@@ -112,6 +113,56 @@ async def test_mtime_and_summary_share_one_clock(session_store: ConvostoreSessio
     assert await session_store.list_session_summaries("proj") == [summary]
 
 
+async def test_a_listing_decodes_only_what_it_returns(
+    session_store: ConvostoreSessionStore,
+) -> None:
+    """``list_sessions`` reads no metadata (the session id is in the conversation id), unless
+    a session id is hashed; ``list_session_summaries`` reads it and names a damaged row."""
+    await session_store.append(KEY, [e("1", customTitle="t")])
+    await session_store.append({**KEY, "session_id": "other"}, [e("2")])
+    cid = session_store.conversation_id(KEY)
+    session_store.store.backend.write(
+        lambda tx: tx.execute(
+            "UPDATE convostore_conversations SET metadata = '[1]' WHERE id = ?", [cid]
+        )
+    )
+    assert sorted(s["session_id"] for s in await session_store.list_sessions("proj")) == [
+        "other",
+        "sess",
+    ]
+    with pytest.raises(StorageError, match=f"conversation {cid!r}: its stored metadata"):
+        await session_store.list_session_summaries("proj")
+    # a hashed session id is named by the metadata: the listing reads it after all
+    hashed: Any = {"project_key": "proj", "session_id": "s/" * 300}
+    await session_store.append(hashed, [e("3")])
+    with pytest.raises(StorageError, match=f"conversation {cid!r}: its stored metadata"):
+        await session_store.list_sessions("proj")
+
+
+async def test_the_summary_is_the_metadatas_first_key(
+    session_store: ConvostoreSessionStore,
+) -> None:
+    """The summaries listing decodes a summary alone when it comes first (new sessions); a
+    session whose metadata holds it later (written before) is listed the same."""
+    await session_store.append(KEY, [e("1", customTitle="t")])
+    cid = session_store.conversation_id(KEY)
+    meta = session_store.store.get_conversation(conversation_id=cid)
+    assert meta is not None and meta.metadata is not None
+    assert list(meta.metadata) == ["claude_summary", "claude_session", "title"]
+    [listed] = await session_store.list_session_summaries("proj")
+    older = json.dumps(
+        {k: meta.metadata[k] for k in ("claude_session", "claude_summary", "title")},
+        separators=(",", ":"),
+    )
+    session_store.store.backend.write(
+        lambda tx: tx.execute(
+            "UPDATE convostore_conversations SET metadata = ? WHERE id = ?", [older, cid]
+        )
+    )
+    assert await session_store.list_session_summaries("proj") == [listed]
+    assert listed["data"]["custom_title"] == "t"
+
+
 async def test_large_unicode_and_nul_entries_round_trip(
     session_store: ConvostoreSessionStore,
 ) -> None:
@@ -183,6 +234,8 @@ async def test_long_keys(session_store: ConvostoreSessionStore) -> None:
             "mtime": (await session_store.list_sessions("p" * 900))[0]["mtime"],
         }
     ]
+    summaries = await session_store.list_session_summaries("p" * 900)
+    assert [s["session_id"] for s in summaries] == ["s/" * 300]  # hashed: named by its metadata
     # a session id that looks like another session's subkey stays its own session
     await session_store.append({"project_key": "q", "session_id": "a/b"}, [e("1")])
     await session_store.append({"project_key": "q", "session_id": "a", "subpath": "b"}, [e("2")])

@@ -54,5 +54,5 @@ async def test_session_store_calls_are_spans_around_the_stores(
     by_id = {s.context.span_id: s.name for s in ours.values()}
     parents = {s.name: by_id[_parent(s)] for s in store_spans}
     assert parents["convostore.get_contents"] == "claude_session.load"
-    assert parents["convostore.find_conversations"] == "claude_session.list_sessions"
+    assert parents["convostore.find_conversation_briefs"] == "claude_session.list_sessions"
     assert {by_id[_parent(s)] for s in store_spans} == set(ours)

@@ -41,6 +41,7 @@ def test_the_prefix_bound_holds_at_the_edges_of_unicode(
     if last != "\U0010ffff":
         _add(store, outside)
     assert [c.conversation_id for c in store.find_conversations(id_prefix=f"k{last}")] == [inside]
+    assert [b[0] for b in store.find_conversation_briefs(id_prefix=f"k{last}")] == [inside]
 
 
 def test_find_conversations_with_a_user_shows_only_theirs(store: ConversationStore) -> None:
@@ -49,6 +50,53 @@ def test_find_conversations_with_a_user_shows_only_theirs(store: ConversationSto
     _add(store, "p/shared")
     found = store.find_conversations(id_prefix="p/", user_id="alice")
     assert [c.conversation_id for c in found] == ["p/alice"]
+
+
+def test_find_conversation_briefs_are_find_conversations_without_the_models(
+    store: ConversationStore,
+) -> None:
+    for cid in ["p/a", "p/b/sub", "p0", "p", "q/a", "p/\U0010ffff", "p/é"]:
+        _add(store, cid, "alice" if cid.endswith("a") else None)
+    store.update_conversation(conversation_id="p/a", metadata={"k": [1, {"é": None}]})
+    store.update_conversation(conversation_id="p/empty", metadata={"k": 2})
+    metas = store.find_conversations(id_prefix="p/")
+    briefs = store.find_conversation_briefs(id_prefix="p/")
+    assert briefs == [
+        (m.conversation_id, m.last_message_at, m.message_count, m.metadata) for m in metas
+    ]
+    assert [b[2:] for b in briefs if b[0] in ("p/a", "p/empty")] == [
+        (1, {"k": [1, {"é": None}]}),
+        (0, {"k": 2}),
+    ]
+    assert store.find_conversation_briefs(id_prefix="p/", metadata=False) == [
+        (cid, at, count, None) for cid, at, count, _ in briefs
+    ]
+    assert store.find_conversation_briefs(id_prefix="p/", user_id="alice") == [briefs[0]]
+    assert store.find_conversation_briefs(id_prefix="p/b/") == [briefs[1]]
+    assert store.find_conversation_briefs(id_prefix="none/") == []
+
+
+def test_find_conversation_briefs_with_a_key_give_its_value(store: ConversationStore) -> None:
+    """With a key, the last field is that key's value, wherever the key is (only a first key
+    is decoded alone), None where it is absent or there is no metadata."""
+    store.update_conversation(conversation_id="k/first", metadata={"s": {"x": [1]}, "t": 2})
+    store.update_conversation(conversation_id="k/later", metadata={"t": 2, "s": "é"})
+    store.update_conversation(conversation_id="k/none", metadata={"t": 3})
+    _add(store, "k/plain")
+    assert [b[3] for b in store.find_conversation_briefs(id_prefix="k/", metadata="s")] == [
+        {"x": [1]},
+        "é",
+        None,
+        None,
+    ]
+    assert [b[3] for b in store.find_conversation_briefs(id_prefix="k/", metadata="t")] == [
+        2,
+        2,
+        3,
+        None,
+    ]
+    with pytest.raises(MemoryValidationError, match="metadata must be a bool or a key"):
+        store.find_conversation_briefs(id_prefix="k/", metadata=1)  # type: ignore[arg-type]
 
 
 def test_delete_conversations_takes_ids_and_a_prefix_in_one_transaction(
@@ -95,6 +143,8 @@ def test_existing_message_ids(store: ConversationStore) -> None:
         ("existing_message_ids", {"conversation_id": "c", "message_ids": [1]}, "message_ids"),
         ("find_conversations", {"id_prefix": "p" * (1 << 20)}, "id_prefix must be 1 to 256"),
         ("find_conversations", {"id_prefix": "p", "user_id": "u\x00"}, "user_id"),
+        ("find_conversation_briefs", {"id_prefix": ""}, "id_prefix"),
+        ("find_conversation_briefs", {"id_prefix": "p", "user_id": "u\x00"}, "user_id"),
         ("delete_conversations", {"conversation_ids": ["\ud800"]}, "conversation_ids"),
         ("delete_conversations", {"conversation_ids": [2**70]}, "conversation_ids"),
         (
@@ -173,4 +223,5 @@ def test_another_users_conversation_is_out_of_reach(
     with pytest.raises(ConversationOwnershipError):
         store.delete_conversations(conversation_ids=["c"], user_id="mallory")
     assert store.find_conversations(id_prefix="c", user_id="mallory") == []
+    assert store.find_conversation_briefs(id_prefix="c", user_id="mallory") == []
     assert snapshot(store) == before

@@ -94,6 +94,40 @@ def test_a_damaged_conversation_is_named_by_a_listing(store: ConversationStore) 
     store.backend.write(
         lambda tx: tx.execute("UPDATE convostore_conversations SET metadata = '[2]' WHERE id = 'd'")
     )
-    with pytest.raises(StorageError, match="conversation 'd': its stored metadata is a JSON list"):
-        store.list_conversations(user_id="u")
+    for listing in (
+        lambda: store.list_conversations(user_id="u"),
+        lambda: store.find_conversation_briefs(id_prefix="d"),
+        lambda: store.find_conversation_briefs(id_prefix="d", metadata="a"),
+    ):
+        with pytest.raises(
+            StorageError, match="conversation 'd': its stored metadata is a JSON list"
+        ):
+            listing()
+    # a listing without the metadata does not read it
+    assert [b[0] for b in store.find_conversation_briefs(id_prefix="d", metadata=False)] == ["d"]
     assert store.get_conversation(conversation_id="c").metadata == {"a": 1}  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("metadata", [True, False])
+def test_a_conversation_row_of_wrong_types_is_named_by_a_brief_listing(
+    store: ConversationStore, metadata: bool
+) -> None:
+    if store.backend.dialect != "sqlite":
+        pytest.skip("PostgreSQL keeps a column's type: only SQLite can hold such a row")
+    store.update_conversation(conversation_id="c", metadata={"a": 1})
+    store.backend.write(
+        lambda tx: tx.execute("UPDATE convostore_conversations SET message_count = 'many'")
+    )
+    with pytest.raises(
+        StorageError, match="conversation 'c': its stored row is not a conversation"
+    ):
+        store.find_conversation_briefs(id_prefix="c", metadata=metadata)
+
+
+def test_a_key_cut_off_in_the_metadata_is_named(store: ConversationStore) -> None:
+    store.update_conversation(conversation_id="c", metadata={"a": 1})
+    store.backend.write(
+        lambda tx: tx.execute("UPDATE convostore_conversations SET metadata = '{\"a\":[1'")
+    )
+    with pytest.raises(StorageError, match="conversation 'c': its stored metadata is not valid"):
+        store.find_conversation_briefs(id_prefix="c", metadata="a")

@@ -379,6 +379,7 @@ def test_a_traced_call_says_its_round_trips(traced: Traced, pg_schema_url: str) 
         lambda s: s.get_history(conversation_id="big"),
         lambda s: s.search_messages(query="x"),
         lambda s: s.find_conversations(id_prefix="c"),
+        lambda s: s.find_conversation_briefs(id_prefix="c"),
         lambda s: s.update_conversation(conversation_id="c", metadata={"a": 1}),
         lambda s: s.fork_conversation(conversation_id="c", new_conversation_id="d"),
         lambda s: s.pop_message(conversation_id="d"),

@@ -79,6 +79,9 @@ def test_every_read_kind_is_answered_by_the_caught_up_standby(
         "get_memory_by_path": lambda s: s.get_memory_by_path(sid, "a.md", user_id="u"),
         "get_contents": lambda s: s.get_contents(conversation_id="c1", user_id="u"),
         "find_conversations": lambda s: s.find_conversations(id_prefix="c", user_id="u"),
+        "find_conversation_briefs": lambda s: s.find_conversation_briefs(
+            id_prefix="c", user_id="u"
+        ),
         "list_memory_stores": lambda s: s.list_memory_stores(user_id="u").items,
         "list_memory_versions": lambda s: s.list_memory_versions(sid, user_id="u").items,
         "search_memories": lambda s: (

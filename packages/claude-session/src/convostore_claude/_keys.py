@@ -102,7 +102,9 @@ def session_of(suffix: str) -> str | None:
     subkey, ``""`` when it is hashed (read the metadata)."""
     if "/" in suffix:
         return None
-    return "" if suffix.startswith("~") else unquote(suffix)
+    if "%" not in suffix:  # nothing encoded (a UUID): the id as it is, or hashed
+        return "" if suffix[:1] == "~" else suffix
+    return unquote(suffix)
 
 
 def message_id(uuid: object) -> str | None:

@@ -17,7 +17,6 @@ from claude_agent_sdk import (
 )
 from convostore import (
     AsyncConversationStore,
-    ConversationMeta,
     ConversationStore,
     MemoryValidationError,
     Message,
@@ -201,15 +200,17 @@ class ConvostoreSessionStore(SessionStore):
 
         def fold(metadata: dict[str, Any] | None, added: Sequence[Message]) -> dict[str, Any]:
             metadata = metadata or {}
-            patch: dict[str, Any] = {} if metadata.get(KEY_FIELD) == info else {KEY_FIELD: info}
+            key_patch: dict[str, Any] = {} if metadata.get(KEY_FIELD) == info else {KEY_FIELD: info}
             if key.subpath is not None:  # subagent transcripts never touch the summary
-                return patch
+                return key_patch
             data = metadata.get(SUMMARY_FIELD)
             prev: SessionSummaryEntry | None = None
             if isinstance(data, dict):
                 prev = {"session_id": key.session_id, "mtime": 0, "data": data}
             folded = fold_session_summary(prev, sdk_key, [m.content for m in added])
-            patch[SUMMARY_FIELD] = folded["data"]
+            # the summary first: a new session's metadata starts with it, so the summaries
+            # listing decodes it alone (``find_conversation_briefs(metadata=SUMMARY_FIELD)``)
+            patch: dict[str, Any] = {SUMMARY_FIELD: folded["data"], **key_patch}
             title = title_of(folded["data"])
             if title is not None:
                 patch["title"] = title
@@ -225,37 +226,51 @@ class ConvostoreSessionStore(SessionStore):
 
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
         """Main transcripts of the project with their last write time (epoch ms)."""
-        rows = await self._run(lambda: self._main_rows(project_key))
-        return [{"session_id": sid, "mtime": row.last_message_at} for row, sid in rows]
+        rows = await self._run(lambda: self._main_rows(project_key, None))
+        return [{"session_id": sid, "mtime": mtime} for _, sid, mtime, _ in rows]
 
     async def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
         """The summaries ``append`` maintains; ``mtime`` equals ``list_sessions``' for each."""
 
         def run() -> list[SessionSummaryEntry]:
-            found: list[SessionSummaryEntry] = []
-            for row, sid in self._main_rows(project_key):
-                summary = (row.metadata or {}).get(SUMMARY_FIELD)
-                if isinstance(summary, dict):
-                    found.append({"session_id": sid, "mtime": row.last_message_at, "data": summary})
-            return found
+            return [
+                {"session_id": sid, "mtime": mtime, "data": summary}
+                for _, sid, mtime, summary in self._main_rows(project_key, SUMMARY_FIELD)
+                if isinstance(summary, dict)
+            ]
 
         return await self._run(run)
 
-    def _main_rows(self, project_key: str) -> list[tuple[ConversationMeta, str]]:
-        """The project's non-empty main transcripts and their session ids."""
+    def _main_rows(
+        self, project_key: str, field: str | None, *, whole: bool = False
+    ) -> list[tuple[str, str, int, Any]]:
+        """The project's non-empty main transcripts as (conversation id, session id, mtime,
+        the metadata's ``field``), from one read of the project's id range that decodes no
+        other metadata. A hashed session id (the metadata's ``KEY_FIELD`` names it) makes it
+        read the range again, ``whole``."""
         project_key = check_field("project_key", project_key)
         prefix = self.scope.project_prefix(project_key)
+        start = len(prefix)
+        rows = self.store.find_conversation_briefs(
+            id_prefix=prefix, metadata=True if whole else (field or False)
+        )
         found = []
-        for row in self.store.find_conversations(id_prefix=prefix):
-            sid = session_of(row.conversation_id[len(prefix) :])
-            if sid is None or not row.message_count:
+        for cid, mtime, count, read in rows:
+            sid = session_of(cid[start:])
+            if sid is None or not count:
                 continue  # a subkey, or emptied
-            if not sid:  # hashed: the metadata has it
-                info = (row.metadata or {}).get(KEY_FIELD)
-                if not isinstance(info, dict) or not isinstance(info.get("session_id"), str):
-                    continue
-                sid = info["session_id"]
-            found.append((row, sid))
+            value = read
+            if whole:
+                metadata: dict[str, Any] = read or {}
+                value = None if field is None else metadata.get(field)
+                if not sid:  # hashed: the metadata has it
+                    info = metadata.get(KEY_FIELD)
+                    if not isinstance(info, dict) or not isinstance(info.get("session_id"), str):
+                        continue
+                    sid = info["session_id"]
+            elif not sid:
+                return self._main_rows(project_key, field, whole=True)
+            found.append((cid, sid, mtime, value))
         return found
 
     async def delete(self, key: SessionKey) -> None:
@@ -271,15 +286,12 @@ class ConvostoreSessionStore(SessionStore):
         """The session's subpaths (never the main transcript)."""
         parsed = parse_key(key, allow_subpath=False)
         prefix = self.scope.session_prefix(parsed.project_key, parsed.session_id)
-        rows = await self._run(lambda: self.store.find_conversations(id_prefix=prefix))
+        rows = await self._run(
+            lambda: self.store.find_conversation_briefs(id_prefix=prefix, metadata=KEY_FIELD)
+        )
         subpaths = []
-        for row in rows:
-            info = (row.metadata or {}).get(KEY_FIELD)
-            if (
-                row.message_count
-                and isinstance(info, dict)
-                and isinstance(info.get("subpath"), str)
-            ):
+        for _, _, count, info in rows:
+            if count and isinstance(info, dict) and isinstance(info.get("subpath"), str):
                 subpaths.append(info["subpath"])
         return subpaths
 
@@ -296,12 +308,9 @@ class ConvostoreSessionStore(SessionStore):
 
         def run() -> list[str]:
             gone = []
-            for row, sid in self._main_rows(project_key):
-                if row.last_message_at < older_than_ms:
-                    self.store.delete_conversations(
-                        conversation_ids=[row.conversation_id],
-                        id_prefix=row.conversation_id + "/",
-                    )
+            for cid, sid, mtime, _ in self._main_rows(project_key, None):
+                if mtime < older_than_ms:
+                    self.store.delete_conversations(conversation_ids=[cid], id_prefix=cid + "/")
                     gone.append(sid)
             return gone
 

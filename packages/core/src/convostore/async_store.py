@@ -96,6 +96,7 @@ class AsyncConversationStore(Views):
     delete_conversation = _bridge(ConversationStore.delete_conversation, inline=False)
     delete_user_data = _bridge(ConversationStore.delete_user_data, inline=False)
     find_conversations = _bridge(ConversationStore.find_conversations, inline=False)
+    find_conversation_briefs = _bridge(ConversationStore.find_conversation_briefs, inline=False)
     delete_conversations = _bridge(ConversationStore.delete_conversations, inline=False)
     existing_message_ids = _bridge(ConversationStore.existing_message_ids)
     get_changes = _bridge(ConversationStore.get_changes)

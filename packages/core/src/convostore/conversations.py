@@ -8,7 +8,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .backends import ConversationRow, Tx
-from .engine import Engine, changed, check_unmanaged, merge_metadata, meta_of, metas_of
+from .engine import (
+    Engine,
+    briefs_of,
+    changed,
+    check_unmanaged,
+    merge_metadata,
+    meta_of,
+    metas_of,
+)
 from .errors import MemoryValidationError
 from .models import ConversationMeta, ListConversationsResult, Order
 from .validation import (
@@ -172,6 +180,28 @@ class ConversationMethods(Engine):
             lambda tx: tx.conversations_by_prefix(prefix, uid), single_statement=True
         )
         return metas_of(rows)
+
+    def find_conversation_briefs(
+        self, *, id_prefix: str, user_id: str | None = None, metadata: bool | str = True
+    ) -> list[tuple[str, int, int, Any]]:
+        """``find_conversations`` for listings that need a few fields of many rows: each
+        conversation as a tuple ``(conversation_id, last_message_at, message_count,
+        metadata)``, without a model per row. ``metadata`` names what the last field holds:
+        ``True`` the metadata; a key, only that key's value (None when absent), and where it
+        is the metadata's first key the rest is not decoded; ``False`` None, the metadata
+        not even read."""
+        prefix = check_id("id_prefix", id_prefix, self.limits)
+        uid = check_optional_id("user_id", user_id, self.limits)
+        if not isinstance(metadata, (bool, str)):
+            raise MemoryValidationError(
+                f"metadata must be a bool or a key, got {type(metadata).__name__}",
+                argument="metadata",
+            )
+        read = metadata is not False
+        rows = self.backend.read(
+            lambda tx: tx.briefs_by_prefix(prefix, uid, metadata=read), single_statement=True
+        )
+        return briefs_of(rows, None if isinstance(metadata, bool) else metadata)
 
     def delete_conversations(
         self,

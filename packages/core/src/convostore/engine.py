@@ -35,6 +35,8 @@ from .validation import (
     decode_json,
     encode_content,
     encode_metadata,
+    first_value,
+    key_head,
     loads,
 )
 
@@ -212,6 +214,40 @@ def metas_of(rows: Iterable[Sequence[Any]]) -> list[ConversationMeta]:
                 continue
         metas.append(_validated_meta(ConversationRow(*row)))
     return metas
+
+
+def briefs_of(
+    rows: Iterable[Sequence[Any]], key: str | None = None
+) -> list[tuple[str, int, int, Any]]:
+    """The (id, last_message_at, message_count, metadata) rows of ``Tx.briefs_by_prefix``
+    with the metadata decoded, or with ``key`` only its value (None when absent: the rest
+    is not decoded where ``key`` comes first); a row the store would not have written is
+    named, as ``metas_of`` names it."""
+    head = None if key is None else key_head(key)
+    briefs: list[tuple[str, int, int, Any]] = []
+    for row in rows:
+        cid, last_message_at, message_count, metadata = row
+        if type(last_message_at) is int and type(message_count) is int:
+            if metadata is None:
+                briefs.append(row)  # type: ignore[arg-type]  # the types just checked
+                continue
+            if head is not None and type(metadata) is str:
+                found, value = first_value(metadata, head)
+                if found:
+                    briefs.append((cid, last_message_at, message_count, value))
+                    continue
+            try:
+                extra = loads(metadata)
+            except (ValueError, TypeError):
+                extra = None
+            if type(extra) is dict:
+                value = extra if key is None else extra.get(key)
+                briefs.append((cid, last_message_at, message_count, value))
+                continue
+        what = f"conversation {cid!r}"
+        _stored_metadata(what, metadata)
+        raise _damaged(what, "row is not a conversation (its time or count is not an integer)")
+    return briefs
 
 
 def _validated_meta(row: ConversationRow) -> ConversationMeta:

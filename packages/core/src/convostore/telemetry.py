@@ -68,6 +68,7 @@ OPERATIONS = (
     "delete_conversation",
     "delete_user_data",
     "find_conversations",
+    "find_conversation_briefs",
     "delete_conversations",
     "get_changes",
     "wait_for_change",

@@ -251,6 +251,25 @@ def loads(text: str) -> Any:
     return value if end == len(text) else json.loads(text)
 
 
+def first_value(text: str, head: str) -> tuple[bool, Any]:
+    """``(True, value)`` when ``text``, a JSON object as ``encode_json`` writes it, starts with
+    ``head`` (``key_head(key)``): the value of that first key, decoded alone, the rest of the
+    text not at all (the store never writes a key twice); ``(False, None)`` otherwise."""
+    if text.startswith(head):
+        try:
+            value, end = _scan(text, len(head))
+        except (StopIteration, ValueError):
+            return False, None
+        if text[end : end + 1] in (",", "}"):
+            return True, value
+    return False, None
+
+
+def key_head(key: str) -> str:
+    """How a JSON object ``encode_json`` writes starts when ``key`` is its first key."""
+    return "{" + _ENCODER.encode(key) + ":"
+
+
 def decode_json(text: str | None) -> Any:
     return None if text is None else loads(text)
 

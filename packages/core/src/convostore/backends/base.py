@@ -258,6 +258,23 @@ class Tx(MemoryStatements, SearchStatements, ABC):
     ) -> list[ConversationRow]:
         """Every conversation whose id starts with ``prefix``, by id: a range seek on the
         primary key (ids compare by code point on both databases)."""
+        suffix = self.lock_suffix if lock else ""
+        rows = self._by_prefix(_CONV, prefix, user_id, suffix)
+        return [ConversationRow(*r) for r in rows]
+
+    def briefs_by_prefix(
+        self, prefix: str, user_id: str | None, *, metadata: bool
+    ) -> list[tuple[Any, ...]]:
+        """``conversations_by_prefix``'s rows as (id, last_message_at, message_count,
+        metadata); without ``metadata`` that column is NULL, the text is not even read."""
+        columns = "id, last_message_at, message_count, " + ("metadata" if metadata else "NULL")
+        return self._by_prefix(columns, prefix, user_id, "")
+
+    def _by_prefix(
+        self, columns: str, prefix: str, user_id: str | None, suffix: str
+    ) -> list[tuple[Any, ...]]:
+        """The ``columns`` of every conversation whose id starts with ``prefix`` (id first),
+        with ``user_id`` only that user's, by id, the statement ending in ``suffix``."""
         where, params = "id >= ?", [prefix]
         upper = prefix_upper(prefix)
         if upper is not None:
@@ -266,12 +283,11 @@ class Tx(MemoryStatements, SearchStatements, ABC):
         if user_id is not None:
             where += " AND user_id = ?"
             params.append(user_id)
-        suffix = self.lock_suffix if lock else ""
         rows = self.execute(
-            f"SELECT {_CONV} FROM convostore_conversations WHERE {where} ORDER BY id{suffix}",
+            f"SELECT {columns} FROM convostore_conversations WHERE {where} ORDER BY id{suffix}",
             params,
         )
-        return [ConversationRow(*r) for r in rows if r[0].startswith(prefix)]
+        return [r for r in rows if r[0].startswith(prefix)]
 
     def tick(self, now: int) -> int:
         """``now``, or one past the last time taken if that is not earlier: strictly increasing
