@@ -389,10 +389,7 @@ class SqliteSearch(SearchStatements):
         rids = self._index(
             [(cid, seq, at, index_text(content)) for _, cid, seq, at, content in rows]
         )
-        self.executemany(
-            "UPDATE convostore_messages SET search_rid = ? WHERE rowid = ?",
-            [(rid, r[0]) for rid, r in zip(rids, rows, strict=True)],
-        )
+        self.executemany(_SET_RIDS, _runs([r[0] for r in rows], rids))
         if len(rows) < limit:  # every message past the mark is indexed now
             self.execute(_MARK_AT_END)
         else:
@@ -589,6 +586,22 @@ _MARK_CAUGHT_UP = (
     "SELECT (SELECT indexed_to FROM convostore_search_mark)"
     " >= (SELECT coalesce(max(rowid), 0) FROM convostore_messages)"
 )
+
+
+_SET_RIDS = "UPDATE convostore_messages SET search_rid = rowid + ? WHERE rowid BETWEEN ? AND ?"
+"""Name the index rows of a run of messages: consecutive rowids, consecutive index rows."""
+
+
+def _runs(rowids: Sequence[int], rids: Sequence[int]) -> list[tuple[int, int, int]]:
+    """``_SET_RIDS``'s parameters for messages ``rowids`` (ascending) given index rows
+    ``rids``: one statement a run (a batch of appends within a minute is one), not one a row."""
+    runs: list[tuple[int, int, int]] = []
+    for rowid, rid in zip(rowids, rids, strict=True):
+        if runs and runs[-1][0] == rid - rowid and runs[-1][2] == rowid - 1:
+            runs[-1] = (rid - rowid, runs[-1][1], rowid)
+        else:
+            runs.append((rid - rowid, rowid, rowid))
+    return runs
 
 
 def _order_key(hit: Hit) -> tuple[int, str, int]:
