@@ -5,6 +5,7 @@ and async, page by page; and the index follows every write."""
 
 from __future__ import annotations
 
+import json
 import random
 import sqlite3
 import uuid
@@ -614,3 +615,42 @@ def test_sqlite_a_row_damaged_by_hand_leaves_the_others_indexed(tmp_path: Any, d
         assert found(store) == ["good needle"]
         with pytest.raises(StorageError, match=bad):
             store.get_messages(conversation_id="c")
+
+
+def test_sqlite_a_batch_gives_each_message_its_own_index_row(tmp_path: Any) -> None:
+    """A batch names the index rows of runs of messages (consecutive rows, consecutive index
+    rows) in one statement each: messages of several minutes, out of order, around deleted
+    rows and a fork's copies (indexed as written) each get the index row of their own text."""
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    minute = 60_000
+    times = [5 * minute, 5 * minute + 1, 9 * minute, 5 * minute + 2, 0, 2**62, 9 * minute]
+    with ConversationStore(url) as store:
+        store.append_message(conversation_id="src", role="user", content="copied needle")
+        store.reindex()
+        for n, at in enumerate(times):
+            store.append_messages(
+                conversation_id=f"c{n % 3}",
+                messages=[{"role": "user", "content": f"needle {n}", "created_at": at}],
+            )
+            if n == 2:
+                store.append_message(conversation_id="gone", role="user", content="gone needle")
+                store.fork_conversation(conversation_id="src", new_conversation_id=f"copy{n}")
+        store.delete_conversation(conversation_id="gone")
+        store.append_message(conversation_id="c0", role="user", content="needle last")
+        assert store.reindex() == len(times) + 1
+        rows = store.backend.read(
+            lambda tx: tx.execute(
+                "SELECT m.conversation_id, m.seq, s.conversation_id, s.seq, m.content, s.text"
+                " FROM convostore_messages m"
+                " LEFT JOIN convostore_search s ON s.rowid = m.search_rid ORDER BY m.rowid"
+            )
+        )
+        assert len(rows) == len(times) + 3
+        for cid, seq, indexed_cid, indexed_seq, content, text in rows:
+            assert (indexed_cid, indexed_seq) == (cid, seq)
+            assert text == json.loads(content)
+        found = {h.message.content for h in store.search_messages(query="needle").items}
+        assert found == {f"needle {n}" for n in range(len(times))} | {
+            "needle last",
+            "copied needle",
+        }

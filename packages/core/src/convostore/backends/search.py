@@ -22,7 +22,6 @@ searches read them directly until ``reindex`` has indexed them.
 
 from __future__ import annotations
 
-import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
@@ -308,7 +307,9 @@ class SqliteSearch(SearchStatements):
         taken: dict[int, int] = {}
         rids = []
         for at in created:
-            minute = bucket(at)
+            minute = at // BUCKET_MS
+            if not 0 <= minute <= MAX_BUCKET:
+                minute = bucket(at)
             rid = taken.get(minute)
             if rid is None:
                 low = minute << RID_BITS
@@ -322,12 +323,12 @@ class SqliteSearch(SearchStatements):
             taken[minute] = rid + 1
         return rids
 
-    def _index(self, cid: str, rows: Sequence[tuple[int, int, str]]) -> list[int]:
-        """Index ``(seq, created_at, text)`` of conversation ``cid``; their row numbers."""
-        rids = self._rids([at for _, at, _ in rows])
+    def _index(self, rows: Sequence[tuple[str, int, int, str]]) -> list[int]:
+        """Index ``(conversation_id, seq, created_at, text)``; their row numbers."""
+        rids = self._rids([at for _, _, at, _ in rows])
         self.executemany(
             "INSERT INTO convostore_search (rowid, text, conversation_id, seq) VALUES (?, ?, ?, ?)",
-            [(rid, text, cid, seq) for rid, (seq, _, text) in zip(rids, rows, strict=True)],
+            [(rid, text, cid, seq) for rid, (cid, seq, _, text) in zip(rids, rows, strict=True)],
         )
         return rids
 
@@ -372,31 +373,23 @@ class SqliteSearch(SearchStatements):
         )
         copies = [MessageRow(*r[1:8]) for r in rows]
         texts = [
-            (m.seq, m.created_at, r[8] if r[8] is not None else index_text(m.content))
+            (target, m.seq, m.created_at, r[8] if r[8] is not None else index_text(m.content))
             for m, r in zip(copies, rows, strict=True)
         ]
         [(caught_up,)] = self.execute(_MARK_CAUGHT_UP)
-        self._insert(target, copies, self._index(target, texts))
+        self._insert(target, copies, self._index(texts))
         if caught_up:  # the copies, indexed, need not be read past the mark by every search
             self.execute(_MARK_AT_END)
         return len(copies), copies[-1].seq if copies else 0
 
     def index_unindexed(self, limit: int) -> int:
-        # the first `limit` past the mark, which then passes them
-        rows = self.execute(
-            f"{_PENDING} SELECT m.rowid, m.conversation_id, m.seq, m.created_at, m.content"
-            " FROM pending p JOIN convostore_messages m ON m.rowid = p.r ORDER BY p.r LIMIT ?",
-            [limit],
+        # the first `limit` past the mark, which then passes them; one statement of each kind
+        # for the whole batch
+        rows = self.execute(_PENDING_ROWS, [limit])
+        rids = self._index(
+            [(cid, seq, at, index_text(content)) for _, cid, seq, at, content in rows]
         )
-        by_conversation = sorted(rows, key=lambda r: (str(r[1]), r[2]))
-        for cid, group in itertools.groupby(by_conversation, key=lambda r: str(r[1])):
-            found = list(group)
-            texts = [(seq, at, index_text(content)) for _, _, seq, at, content in found]
-            rids = self._index(cid, texts)
-            self.executemany(
-                "UPDATE convostore_messages SET search_rid = ? WHERE rowid = ?",
-                [(rid, r[0]) for rid, r in zip(rids, found, strict=True)],
-            )
+        self.executemany(_SET_RIDS, _runs([r[0] for r in rows], rids))
         if len(rows) < limit:  # every message past the mark is indexed now
             self.execute(_MARK_AT_END)
         else:
@@ -571,12 +564,18 @@ MARK_FROM_SCAN = (
 )
 """Put SQLite's mark just below the first message the index lacks (a scan of the table)."""
 
-_PENDING = (
-    "WITH pending AS MATERIALIZED (SELECT rowid AS r FROM convostore_messages"
-    " WHERE rowid > (SELECT indexed_to FROM convostore_search_mark) AND search_rid IS NULL)"
+_WITHOUT_INDEX_ROW = (
+    "rowid > (SELECT indexed_to FROM convostore_search_mark) AND search_rid IS NULL"
 )
 """SQLite's messages the index lacks: past the mark, without an index row (those copied in
 with theirs are past it too)."""
+_PENDING = f"WITH pending AS MATERIALIZED (SELECT rowid AS r FROM convostore_messages WHERE {_WITHOUT_INDEX_ROW})"
+_PENDING_ROWS = (
+    "SELECT rowid, conversation_id, seq, created_at, content FROM convostore_messages"
+    f" WHERE {_WITHOUT_INDEX_ROW} ORDER BY rowid LIMIT ?"
+)
+"""The first messages the index lacks, in the table's order (a range of its rowids: cheaper
+than ``_PENDING`` joined back to the table)."""
 _MARK_AT_END = (
     "UPDATE convostore_search_mark"
     " SET indexed_to = (SELECT coalesce(max(rowid), 0) FROM convostore_messages)"
@@ -587,6 +586,22 @@ _MARK_CAUGHT_UP = (
     "SELECT (SELECT indexed_to FROM convostore_search_mark)"
     " >= (SELECT coalesce(max(rowid), 0) FROM convostore_messages)"
 )
+
+
+_SET_RIDS = "UPDATE convostore_messages SET search_rid = rowid + ? WHERE rowid BETWEEN ? AND ?"
+"""Name the index rows of a run of messages: consecutive rowids, consecutive index rows."""
+
+
+def _runs(rowids: Sequence[int], rids: Sequence[int]) -> list[tuple[int, int, int]]:
+    """``_SET_RIDS``'s parameters for messages ``rowids`` (ascending) given index rows
+    ``rids``: one statement a run (a batch of appends within a minute is one), not one a row."""
+    runs: list[tuple[int, int, int]] = []
+    for rowid, rid in zip(rowids, rids, strict=True):
+        if runs and runs[-1][0] == rid - rowid and runs[-1][2] == rowid - 1:
+            runs[-1] = (rid - rowid, runs[-1][1], rowid)
+        else:
+            runs.append((rid - rowid, rowid, rowid))
+    return runs
 
 
 def _order_key(hit: Hit) -> tuple[int, str, int]:
