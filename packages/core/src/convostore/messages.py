@@ -340,7 +340,7 @@ class MessageMethods(Engine):
                 lambda tx: tx.owned_message_page(cid, newest_first=newest_first, limit=limit),
                 single_statement=True,
             )
-            rows = []
+            rows: list[tuple[Any, ...]] = []
             if owned is not None:
                 owner, rows = owned
                 self._check_owner(cid, owner, uid)
