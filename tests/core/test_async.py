@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
+import signal
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -238,3 +241,52 @@ def test_a_cancelled_call_that_fails_leaves_no_error_unretrieved() -> None:
 
     asyncio.run(main())
     assert reported == []
+
+
+def test_a_forked_child_hops_on_threads_of_its_own() -> None:
+    """The bridge's worker threads are not in a forked child: its first call starts its own
+    (else the call would wait in the queue for threads that are not there, for ever)."""
+
+    async def many() -> None:  # as many workers as the bridge starts, then idle
+        await asyncio.gather(*(run_in_thread(lambda: time.sleep(0.02)) for _ in range(40)))
+
+    asyncio.run(many())
+    time.sleep(0.05)
+    pid = os.fork()
+    if pid == 0:  # the child: killed by the alarm if the call never runs
+        code = 1
+        try:
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.alarm(10)
+            code = 0 if asyncio.run(run_in_thread(lambda: 7)) == 7 else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_call_whose_loop_closed_meanwhile_leaves_its_worker_serving() -> None:
+    """A loop closed under a call (its caller gone without waiting): the call's outcome has
+    nowhere to go and is dropped, and the worker that ran it goes on serving."""
+    failures: list[BaseException] = []
+    hook, threading.excepthook = threading.excepthook, lambda args: failures.append(args.exc_value)
+    entered, release = threading.Event(), threading.Event()
+
+    def held() -> int:
+        entered.set()
+        release.wait(10)
+        return 1
+
+    loop = asyncio.new_event_loop()
+    loop.set_exception_handler(lambda loop, context: None)  # the task left pending on purpose
+    try:
+        task = loop.create_task(run_in_thread(held))
+        loop.run_until_complete(asyncio.wait([task], timeout=0.05))
+        assert entered.is_set() and not task.done()
+        loop.close()
+        release.set()
+        assert asyncio.run(run_in_thread(lambda: 2)) == 2
+        time.sleep(0.05)
+    finally:
+        threading.excepthook = hook
+    assert failures == []

@@ -473,14 +473,18 @@ class Engine:
 
     def _owned(self, row: ConversationRow, user_id: str | None) -> ConversationRow:
         """``row``, if ``user_id`` (when given) may use it (``check_owner``)."""
+        self._check_owner(row.id, row.user_id, user_id)
+        return row
+
+    def _check_owner(self, cid: str, owner: str | None, user_id: str | None) -> None:
+        """Refuse ``user_id`` (when given) conversation ``cid`` of ``owner`` (``check_owner``)."""
         check_owner(
-            row.user_id,
+            owner,
             user_id,
             strict=self.strict_ownership,
-            what=f"conversation_id {row.id!r}",
+            what=f"conversation_id {cid!r}",
             error=ConversationOwnershipError,
         )
-        return row
 
     def _lock_or_create(
         self,

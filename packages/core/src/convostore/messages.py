@@ -343,12 +343,14 @@ class MessageMethods(Engine):
 
         if uid is not None and after is None and before is None and self.backend.joined_owner_check:
             # The owner's check and the page in one statement (one round trip, one snapshot).
-            row, rows = self.backend.read(
+            owned = self.backend.read(
                 lambda tx: tx.owned_message_page(cid, newest_first=newest_first, limit=limit),
                 single_statement=True,
             )
-            if row is not None:
-                self._owned(row, uid)
+            rows: list[tuple[Any, ...]] = []
+            if owned is not None:
+                owner, rows = owned
+                self._check_owner(cid, owner, uid)
         else:
             rows = (
                 self._read_owned(cid, uid, read, single_statement=after is None and before is None)

@@ -44,12 +44,11 @@ _PAGE = {
     for limited in (False, True)
 }
 
-# The same page with its conversation's row in front of each message (one row with no message
+# The same page with its conversation's owner in front of each message (one row with no message
 # when the page is empty, none when the conversation does not exist): an owner's check and the
-# page in one statement, one snapshot.
+# page in one statement, one snapshot. The owner only: each column more is decoded on every row.
 _OWNED_PAGE = {
-    (newest_first, limited): "SELECT c.id, c.user_id, c.created_at, c.last_message_at,"
-    " c.message_count, c.next_seq, c.metadata, p.* FROM convostore_conversations AS c"
+    (newest_first, limited): "SELECT c.user_id, p.* FROM convostore_conversations AS c"
     f" LEFT JOIN ({_PAGE[newest_first, limited]}) AS p ON 1 = 1 WHERE c.id = ?"
     f" ORDER BY p.seq {'DESC' if newest_first else 'ASC'}"
     for newest_first, limited in _PAGE
@@ -403,18 +402,16 @@ class Tx(MemoryStatements, SearchStatements, ABC):
 
     def owned_message_page(
         self, cid: str, *, newest_first: bool, limit: int | None
-    ) -> tuple[ConversationRow | None, list[tuple[Any, ...]]]:
-        """The conversation's row (None if it does not exist) and its oldest or newest
-        ``limit`` messages (as ``message_page``), in one statement."""
+    ) -> tuple[str | None, list[tuple[Any, ...]]] | None:
+        """The conversation's owner and its oldest or newest ``limit`` messages (as
+        ``message_page``), in one statement; None if the conversation does not exist."""
         params: list[Any] = [cid, 0, cid, MAX_INT64]
         if limit is not None:
             params.append(limit)
         rows = self.execute(_OWNED_PAGE[newest_first, limit is not None], [*params, cid])
         if not rows:
-            return None, []
-        width = len(ConversationRow._fields)
-        page = [tuple(r[width:]) for r in rows if r[width] is not None]
-        return ConversationRow(*rows[0][:width]), page
+            return None
+        return rows[0][0], [r[1:] for r in rows if r[1] is not None]
 
     def message_contents(self, cid: str, last: int | None) -> list[str]:
         """The stored content text of every message (or the newest ``last``), oldest first."""

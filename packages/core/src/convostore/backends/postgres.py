@@ -66,6 +66,16 @@ POSITION = (
 )
 
 
+def _rows(cur: psycopg.Cursor[Any]) -> list[tuple[Any, ...]]:
+    """The rows of ``cur``'s statement, [] for one that returns none. Told from its result's
+    status: ``cur.description`` builds a ``Column`` a column to say it (14 us for 8 columns,
+    more than reading a page of 21 rows)."""
+    res = cur.pgresult
+    if res is None or not (res.nfields or res.status == pq.ExecStatus.TUPLES_OK):
+        return []
+    return cur.fetchall()
+
+
 class PostgresTx(PostgresSearch, Tx):
     lock_suffix = " FOR UPDATE"
     one_statement_writes = True
@@ -135,7 +145,7 @@ class PostgresTx(PostgresSearch, Tx):
         if self.pipeline is not None:
             self.pipeline.sync()  # one round trip for this and every statement sent before
             self._syncs += 1
-        return cur.fetchall() if cur.description is not None else []
+        return _rows(cur)
 
     def append_and_save(self, cid: str, rows: Sequence[MessageRow], row: ConversationRow) -> None:
         """One statement: the conversation's row updated in a data-modifying ``WITH``, the
@@ -226,7 +236,7 @@ class PostgresTx(PostgresSearch, Tx):
         cur = self.conn.execute(self._sql(sql), params)
         if self.pipeline is None:
             self.trips += 1
-            ready = cur.fetchall() if cur.description is not None else []
+            ready = _rows(cur)
             return lambda: ready
         sent = self._syncs
 
@@ -235,7 +245,7 @@ class PostgresTx(PostgresSearch, Tx):
                 self.pipeline.sync()  # nothing waited for it yet
                 self._syncs += 1
                 self.trips += 1
-            return cur.fetchall() if cur.description is not None else []
+            return _rows(cur)
 
         return rows
 
@@ -250,7 +260,7 @@ class PostgresTx(PostgresSearch, Tx):
         self.pipeline.sync()
         self._syncs += 1
         self.trips += 1
-        return [cur.fetchall() if cur.description is not None else [] for cur in cursors]
+        return [_rows(cur) for cur in cursors]
 
     def send(self, sql: str, params: Sequence[Any] = ()) -> None:
         self._counted()
