@@ -445,9 +445,18 @@ def test_two_concurrent_titles_of_a_thread_leave_one(shared_url: str, no_warning
     checkpoint leaves it (the state names no title)."""
     import threading
 
+    from convostore.conventions import titles
+
     with ConversationStore(shared_url) as one, ConversationStore(shared_url) as two:
+        # a thread whose per-process locks differ for the two stores, as two processes' do (a
+        # shared lock stripe would let one generator wait for the other at the barrier)
+        tid = next(
+            f"t{i}"
+            for i in range(1000)
+            if titles._lock(one, f"t{i}") is not titles._lock(two, f"t{i}")
+        )
         app = three_node_graph().compile(checkpointer=one.langgraph_checkpointer)
-        cfg: Any = {"configurable": {"thread_id": "t"}}
+        cfg: Any = {"configurable": {"thread_id": tid}}
         app.invoke(user("hi", 0), cfg)
         barrier = threading.Barrier(2)
         results: list[str | None] = []
@@ -457,7 +466,7 @@ def test_two_concurrent_titles_of_a_thread_leave_one(shared_url: str, no_warning
                 barrier.wait(timeout=30)  # both have read "no title yet"
                 return text
 
-            results.append(ensure_title(store, conversation_id="t", generate=generate))
+            results.append(ensure_title(store, conversation_id=tid, generate=generate))
 
         workers = [
             threading.Thread(target=title, args=(s, n)) for s, n in ((one, "One"), (two, "Two"))
@@ -468,6 +477,6 @@ def test_two_concurrent_titles_of_a_thread_leave_one(shared_url: str, no_warning
             w.join()
         assert len(set(results)) == 1 and results[0] in ("One", "Two")
         app.invoke(user("more", 4), cfg)
-        meta = one.get_conversation(conversation_id="t")
+        meta = one.get_conversation(conversation_id=tid)
         assert meta is not None and meta.metadata is not None
         assert meta.metadata["title"] == results[0]
