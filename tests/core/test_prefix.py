@@ -99,6 +99,23 @@ def test_find_conversation_briefs_with_a_key_give_its_value(store: ConversationS
         store.find_conversation_briefs(id_prefix="k/", metadata=1)  # type: ignore[arg-type]
 
 
+def test_find_conversation_briefs_take_any_key_metadata_may_hold(store: ConversationStore) -> None:
+    """Keys with NUL, a lone surrogate or control characters are keys metadata may hold (JSON
+    escapes them): asked for, they give their values back, deep nesting included."""
+    deep: Any = "bottom"
+    for _ in range(200):
+        deep = [deep]
+    odd = ["a\x00b", "\ud800", "\u202e\x1b", "é"]
+    store.update_conversation(conversation_id="h/1", metadata={k: i for i, k in enumerate(odd)})
+    store.update_conversation(conversation_id="h/2", metadata={"\x00": deep})
+    for i, key in enumerate(odd):
+        assert [b[3] for b in store.find_conversation_briefs(id_prefix="h/", metadata=key)] == [
+            i,
+            None,
+        ]
+    assert store.find_conversation_briefs(id_prefix="h/2", metadata="\x00")[0][3] == deep
+
+
 def test_delete_conversations_takes_ids_and_a_prefix_in_one_transaction(
     store: ConversationStore,
 ) -> None:
@@ -145,6 +162,13 @@ def test_existing_message_ids(store: ConversationStore) -> None:
         ("find_conversations", {"id_prefix": "p", "user_id": "u\x00"}, "user_id"),
         ("find_conversation_briefs", {"id_prefix": ""}, "id_prefix"),
         ("find_conversation_briefs", {"id_prefix": "p", "user_id": "u\x00"}, "user_id"),
+        ("find_conversation_briefs", {"id_prefix": "\ud800"}, "id_prefix"),
+        ("find_conversation_briefs", {"id_prefix": "p", "metadata": 2**70}, "metadata"),
+        (
+            "find_conversation_briefs",
+            {"id_prefix": "p", "metadata": "k" * (50 * 1024 * 1024 + 1)},
+            "metadata: a key of 52428801 characters is longer than the limit of 52428800",
+        ),
         ("delete_conversations", {"conversation_ids": ["\ud800"]}, "conversation_ids"),
         ("delete_conversations", {"conversation_ids": [2**70]}, "conversation_ids"),
         (

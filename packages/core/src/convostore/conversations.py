@@ -197,6 +197,13 @@ class ConversationMethods(Engine):
                 f"metadata must be a bool or a key, got {type(metadata).__name__}",
                 argument="metadata",
             )
+        most = self.limits.max_metadata_bytes
+        if isinstance(metadata, str) and len(metadata) > most:  # no stored metadata holds it
+            raise MemoryValidationError(
+                f"metadata: a key of {len(metadata)} characters is longer than the limit of"
+                f" {most} bytes of metadata",
+                argument="metadata",
+            )
         read = metadata is not False
         rows = self.backend.read(
             lambda tx: tx.briefs_by_prefix(prefix, uid, metadata=read), single_statement=True

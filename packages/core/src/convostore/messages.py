@@ -144,7 +144,7 @@ class MessageMethods(Engine):
             if item.get("created_at") is not None
         }
 
-        if self._append_unchanged(
+        if self._append_counted(
             cid, uid, prepared, now, fold, supplied=bool(supplied), times=times
         ):
             return ids
@@ -245,7 +245,7 @@ class MessageMethods(Engine):
         """The most messages a conversation may hold for ``count`` more to fit: the quota."""
         return self.limits.max_messages_per_conversation - count
 
-    def _append_unchanged(
+    def _append_counted(
         self,
         cid: str,
         user_id: str | None,

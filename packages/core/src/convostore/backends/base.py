@@ -543,10 +543,11 @@ class Backend(ABC):
     # database): async callers then try ``without_waiting`` on the event loop first.
     inline = False
     # True where a round trip costs more than the work (a server database): an append then
-    # tries ``Tx.append_if_unchanged`` on the conversation's row as the store last wrote it.
+    # tries ``Tx.append_counted`` (a sync ``Tx.append_if_unchanged``) on the conversation's
+    # row as the store last wrote it.
     conditional_append = False
     # True where a round trip costs more than a join: a user's first page of messages then
-    # comes with its conversation's row, the owner checked on it (``Tx.owned_message_page``).
+    # comes with its conversation's owner, checked on it (``Tx.owned_message_page``).
     joined_owner_check = False
 
     @abstractmethod
